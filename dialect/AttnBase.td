@@ -1,0 +1,84 @@
+//===- AttnBase.td - attn dialect and attributes -----------*- tablegen -*-===//
+//
+// The attn dialect: attention as first-class ops, lowered by attn-mlir's
+// passes to linalg, loops and LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_BASE_TD
+#define ATTN_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Attn_Dialect : Dialect {
+  let name = "attn";
+  let cppNamespace = "::mlir::attn";
+  let summary = "Attention ops: scaled dot-product, multi-head and graph attention";
+  let description = [{
+    The `attn` dialect expresses attention at the level a researcher thinks
+    about it: scaled dot-product attention with its masks and positional score
+    modifications (`attn.sdpa`), multi-head attention with PyTorch-packed
+    projections (`attn.mha`), and graph attention layers (`attn.gat`).
+
+    All ops work on ranked tensors and are pure. Every op has a reference
+    lowering (`attn-lower-to-linalg`) that materialises scores and is the
+    numerical oracle for every faster lowering.
+
+    Positional conventions shared by every op: when the query length `Lq`
+    differs from the key length `Lk`, query row `i` sits at absolute position
+    `ia = i + (Lk - Lq)` (bottom-right alignment, as in FlashAttention and
+    KV-cache decoding). Causal, local-window, relative-position and ALiBi terms
+    all use `ia`; when `Lq == Lk`, `ia == i`.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+def Attn_MaskKind : I32EnumAttr<"MaskKind", "structural attention mask", [
+    I32EnumAttrCase<"dense", 0>,
+    I32EnumAttrCase<"causal", 1>,
+    I32EnumAttrCase<"local", 2>,
+    I32EnumAttrCase<"causal_local", 3>,
+    I32EnumAttrCase<"graph", 4>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_MaskKindAttr : EnumAttr<Attn_Dialect, Attn_MaskKind, "mask"> {
+  let summary = "Structural mask kind of an attention op";
+  let description = [{
+    Which (query i, key j) pairs may attend, with `ia = i + (Lk - Lq)`:
+
+    | kind           | allowed (i, j)                                   |
+    |----------------|--------------------------------------------------|
+    | `dense`        | all                                              |
+    | `causal`       | `j <= ia`                                        |
+    | `local`        | `ia - window_left <= j <= ia + window_right`     |
+    | `causal_local` | `ia - window_left <= j <= ia` (and `<= ia + window_right` if given) |
+    | `graph`        | `j` is in `col_idx[row_ptr[i] .. row_ptr[i+1])`  |
+
+    Padding (`kv_lengths`) composes with every kind: `j < kv_lengths[b]`.
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_HeadCombine : I32EnumAttr<"HeadCombine",
+    "how a graph attention layer combines its heads", [
+    I32EnumAttrCase<"concat", 0>,
+    I32EnumAttrCase<"mean", 1>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_HeadCombineAttr : EnumAttr<Attn_Dialect, Attn_HeadCombine, "heads"> {
+  let summary = "Concatenate or average the heads of a GAT layer";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+class Attn_Op<string mnemonic, list<Trait> traits = []> :
+    Op<Attn_Dialect, mnemonic, traits>;
+
+#endif // ATTN_BASE_TD

@@ -1,0 +1,370 @@
+//===- AttnOps.cpp - attn dialect operations ---------------------------------===//
+//
+// Verifiers: one clear message per malformed op. Dynamic dimensions are
+// accepted everywhere and checked only where both sides are static.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "dialect/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+static bool sameDim(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Product of two dims that stays dynamic when either is dynamic.
+static int64_t mulDims(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? ShapedType::kDynamic
+                                                              : a * b;
+}
+
+static int64_t addDims(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? ShapedType::kDynamic
+                                                              : a + b;
+}
+
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (shape.empty())
+    os << "scalar";
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      "x");
+  return s;
+}
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// Checks that `value` has exactly `expected` as shape (dynamic dims match
+/// anything). `what` names the operand and `layout` spells the expected shape.
+static LogicalResult expectShape(Operation *op, Value value, StringRef what,
+                                 StringRef layout, ArrayRef<int64_t> expected) {
+  ArrayRef<int64_t> shape = shapeOf(value);
+  bool ok = shape.size() == expected.size();
+  for (size_t i = 0; ok && i < shape.size(); ++i)
+    ok = sameDim(shape[i], expected[i]);
+  if (ok)
+    return success();
+  return op->emitOpError() << "expects " << what << " of shape " << layout
+                           << " = " << formatShape(expected) << ", got "
+                           << formatShape(shape);
+}
+
+static LogicalResult expectRank(Operation *op, Value value, StringRef what,
+                                unsigned rank, StringRef layout) {
+  unsigned actual = shapeOf(value).size();
+  if (actual == rank)
+    return success();
+  return op->emitOpError() << "expects " << what << " to be rank " << rank
+                           << " (" << layout << "), got rank " << actual;
+}
+
+/// Checks that every value has a float element type equal to `elemType`.
+static LogicalResult expectElementType(Operation *op, Type elemType,
+                                       ArrayRef<std::pair<StringRef, Value>> values) {
+  if (!isa<FloatType>(elemType))
+    return op->emitOpError() << "expects a floating-point element type, got "
+                             << elemType;
+  for (auto [name, value] : values) {
+    if (!value)
+      continue;
+    Type t = cast<RankedTensorType>(value.getType()).getElementType();
+    if (t != elemType)
+      return op->emitOpError() << "expects " << name << " to have element type "
+                               << elemType << ", got " << t;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Mask options shared by attn.sdpa and attn.mha
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The attention sizes the mask operands are checked against.
+struct AttentionDims {
+  int64_t batch, heads, lq, lk, headDim;
+  Type elemType;
+};
+} // namespace
+
+template <typename OpTy>
+static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
+  Operation *o = op.getOperation();
+  MaskKind mask = op.getMask();
+  bool isLocal = mask == MaskKind::local || mask == MaskKind::causal_local;
+
+  // Window attributes belong to the local masks.
+  if (mask == MaskKind::local && (!op.getWindowLeft() || !op.getWindowRight()))
+    return op.emitOpError(
+        "mask 'local' requires both 'window_left' and 'window_right'");
+  if (mask == MaskKind::causal_local && !op.getWindowLeft())
+    return op.emitOpError("mask 'causal_local' requires 'window_left'");
+  if (!isLocal && (op.getWindowLeft() || op.getWindowRight()))
+    return op.emitOpError() << "'window_left'/'window_right' require mask "
+                               "'local' or 'causal_local', got mask '"
+                            << stringifyMaskKind(mask) << "'";
+  for (auto [name, w] : {std::pair<StringRef, std::optional<uint64_t>>{
+                             "window_left", op.getWindowLeft()},
+                         {"window_right", op.getWindowRight()}})
+    if (w && static_cast<int64_t>(*w) < 0)
+      return op.emitOpError() << "'" << name << "' must be >= 0, got "
+                              << static_cast<int64_t>(*w);
+
+  // The graph mask and its CSR operands come together.
+  bool hasGraph = op.getRowPtr() || op.getColIdx();
+  if (mask == MaskKind::graph && !(op.getRowPtr() && op.getColIdx()))
+    return op.emitOpError(
+        "mask 'graph' requires the graph(row_ptr, col_idx) operands");
+  if (mask != MaskKind::graph && hasGraph)
+    return op.emitOpError() << "graph(row_ptr, col_idx) operands require mask "
+                               "'graph', got mask '"
+                            << stringifyMaskKind(mask) << "'";
+  if (mask == MaskKind::graph) {
+    if (failed(expectShape(o, op.getRowPtr(), "row_ptr", "Lq+1",
+                           {addDims(d.lq, 1)})) ||
+        failed(expectRank(o, op.getColIdx(), "col_idx", 1, "nnz")))
+      return failure();
+  }
+
+  if (Value len = op.getKvLengths())
+    if (failed(expectShape(o, len, "kv_lengths", "B", {d.batch})))
+      return failure();
+
+  if (Value bias = op.getBias()) {
+    if (failed(expectRank(o, bias, "bias", 4, "B x H x Lq x Lk, each dim full or 1")))
+      return failure();
+    ArrayRef<int64_t> shape = shapeOf(bias);
+    int64_t full[4] = {d.batch, d.heads, d.lq, d.lk};
+    for (int i = 0; i < 4; ++i)
+      if (shape[i] != 1 && !sameDim(shape[i], full[i]))
+        return op.emitOpError()
+               << "expects bias dims to be 1 or match B x H x Lq x Lk = "
+               << formatShape(full) << ", got " << formatShape(shape);
+  }
+
+  // Relative-position tables need the clip distance, and vice versa.
+  std::optional<uint64_t> clip = op.getRelClip();
+  if ((op.getRelBias() || op.getRelKey()) && !clip)
+    return op.emitOpError("rel_bias/rel_key operands require 'rel_clip'");
+  if (clip && !op.getRelBias() && !op.getRelKey())
+    return op.emitOpError("'rel_clip' requires a rel_bias or rel_key operand");
+  if (clip) {
+    int64_t r = static_cast<int64_t>(*clip);
+    if (r < 0)
+      return op.emitOpError() << "'rel_clip' must be >= 0, got " << r;
+    if (Value t = op.getRelBias())
+      if (failed(expectShape(o, t, "rel_bias", "H x (2*rel_clip+1)",
+                             {d.heads, 2 * r + 1})))
+        return failure();
+    if (Value t = op.getRelKey())
+      if (failed(expectShape(o, t, "rel_key", "(2*rel_clip+1) x E",
+                             {2 * r + 1, d.headDim})))
+        return failure();
+  }
+
+  if (Value slopes = op.getAlibiSlopes())
+    if (failed(expectShape(o, slopes, "alibi slopes", "H", {d.heads})))
+      return failure();
+
+  if (std::optional<APFloat> scale = op.getScale()) {
+    double s = scale->convertToDouble();
+    if (!std::isfinite(s) || s <= 0)
+      return op.emitOpError() << "'scale' must be a finite positive number, got "
+                              << s;
+  }
+
+  if (failed(expectElementType(o, d.elemType,
+                               {{"bias", op.getBias()},
+                                {"rel_bias", op.getRelBias()},
+                                {"rel_key", op.getRelKey()},
+                                {"alibi slopes", op.getAlibiSlopes()}})))
+    return failure();
+  if (op.getRowPtr() && op.getColIdx() &&
+      cast<RankedTensorType>(op.getRowPtr().getType()).getElementType() !=
+          cast<RankedTensorType>(op.getColIdx().getType()).getElementType())
+    return op.emitOpError("expects row_ptr and col_idx of one integer type");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaOp
+//===----------------------------------------------------------------------===//
+
+double SdpaOp::getEffectiveScale() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToDouble();
+  int64_t e = shapeOf(getQuery())[3];
+  return 1.0 / std::sqrt(static_cast<double>(e));
+}
+
+LogicalResult SdpaOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectRank(op, getQuery(), "query", 4, "B x H x Lq x E")) ||
+      failed(expectRank(op, getKey(), "key", 4, "B x Hkv x Lk x E")) ||
+      failed(expectRank(op, getValue(), "value", 4, "B x Hkv x Lk x Ev")))
+    return failure();
+
+  Type elemType = getQuery().getType().getElementType();
+  if (failed(expectElementType(op, elemType,
+                               {{"key", getKey()},
+                                {"value", getValue()},
+                                {"output", getOutput()},
+                                {"lse", getLse()}})))
+    return failure();
+
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
+                    v = shapeOf(getValue());
+  if (!sameDim(q[0], k[0]) || !sameDim(q[0], v[0]))
+    return emitOpError() << "expects one batch size, got query " << q[0]
+                         << ", key " << k[0] << ", value " << v[0];
+  if (!sameDim(k[1], v[1]) || !sameDim(k[2], v[2]))
+    return emitOpError() << "expects key and value with the same heads and "
+                            "length (Hkv x Lk), got key "
+                         << formatShape(k) << " and value " << formatShape(v);
+  if (!sameDim(q[3], k[3]))
+    return emitOpError() << "expects query and key with one head dim E, got "
+                         << q[3] << " and " << k[3];
+  if (!ShapedType::isDynamic(q[1]) && !ShapedType::isDynamic(k[1]) &&
+      (k[1] == 0 || q[1] % k[1] != 0))
+    return emitOpError() << "expects key/value heads (" << k[1]
+                         << ") to divide query heads (" << q[1] << ")";
+
+  if (failed(expectShape(op, getOutput(), "output", "B x H x Lq x Ev",
+                         {q[0], q[1], q[2], v[3]})))
+    return failure();
+  if (getLse() && failed(expectShape(op, getLse(), "lse", "B x H x Lq",
+                                     {q[0], q[1], q[2]})))
+    return failure();
+
+  return verifyMaskOptions(*this, {q[0], q[1], q[2], k[2], q[3], elemType});
+}
+
+//===----------------------------------------------------------------------===//
+// MhaOp
+//===----------------------------------------------------------------------===//
+
+int64_t MhaOp::getKvHeads() {
+  return getNumKvHeads() ? static_cast<int64_t>(*getNumKvHeads())
+                         : static_cast<int64_t>(getNumHeads());
+}
+
+LogicalResult MhaOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectRank(op, getQuery(), "query", 3, "B x Lq x D")) ||
+      failed(expectRank(op, getKey(), "key", 3, "B x Lk x D")) ||
+      failed(expectRank(op, getValue(), "value", 3, "B x Lk x D")))
+    return failure();
+
+  Type elemType = cast<RankedTensorType>(getQuery().getType()).getElementType();
+  if (failed(expectElementType(op, elemType,
+                               {{"key", getKey()},
+                                {"value", getValue()},
+                                {"in_proj_weight", getInProjWeight()},
+                                {"in_proj_bias", getInProjBias()},
+                                {"out_proj_weight", getOutProjWeight()},
+                                {"out_proj_bias", getOutProjBias()},
+                                {"output", getOutput()}})))
+    return failure();
+
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
+  int64_t b = q[0], lq = q[1], dim = q[2], lk = k[1];
+  if (ShapedType::isDynamic(dim))
+    return emitOpError("expects a static model dim D (query dim 2)");
+  if (failed(expectShape(op, getKey(), "key", "B x Lk x D", {b, lk, dim})) ||
+      failed(expectShape(op, getValue(), "value", "B x Lk x D", {b, lk, dim})))
+    return failure();
+
+  int64_t heads = getNumHeads(), kvHeads = getKvHeads();
+  if (heads <= 0 || kvHeads <= 0)
+    return emitOpError() << "expects num_heads and num_kv_heads > 0, got "
+                         << heads << " and " << kvHeads;
+  if (dim % heads != 0)
+    return emitOpError() << "expects num_heads (" << heads
+                         << ") to divide the model dim D (" << dim << ")";
+  if (heads % kvHeads != 0)
+    return emitOpError() << "expects num_kv_heads (" << kvHeads
+                         << ") to divide num_heads (" << heads << ")";
+
+  int64_t headDim = dim / heads, packed = dim + 2 * kvHeads * headDim;
+  if (failed(expectShape(op, getInProjWeight(), "in_proj_weight",
+                         "(D + 2*Hkv*hd) x D", {packed, dim})) ||
+      (getInProjBias() && failed(expectShape(op, getInProjBias(), "in_proj_bias",
+                                             "D + 2*Hkv*hd", {packed}))) ||
+      failed(expectShape(op, getOutProjWeight(), "out_proj_weight", "D x D",
+                         {dim, dim})) ||
+      (getOutProjBias() &&
+       failed(expectShape(op, getOutProjBias(), "out_proj_bias", "D", {dim}))) ||
+      failed(expectShape(op, getOutput(), "output", "B x Lq x D", {b, lq, dim})))
+    return failure();
+
+  return verifyMaskOptions(*this, {b, heads, lq, lk, headDim, elemType});
+}
+
+//===----------------------------------------------------------------------===//
+// GatOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectRank(op, getX(), "x", 2, "N x F")) ||
+      failed(expectRank(op, getWeight(), "weight", 2, "H*C x F")) ||
+      failed(expectRank(op, getAttSrc(), "att_src", 2, "H x C")))
+    return failure();
+
+  Type elemType = cast<RankedTensorType>(getX().getType()).getElementType();
+  if (failed(expectElementType(op, elemType,
+                               {{"weight", getWeight()},
+                                {"att_src", getAttSrc()},
+                                {"att_dst", getAttDst()},
+                                {"bias", getBias()},
+                                {"output", getOutput()}})))
+    return failure();
+
+  ArrayRef<int64_t> x = shapeOf(getX()), att = shapeOf(getAttSrc());
+  int64_t n = x[0], f = x[1], heads = att[0], channels = att[1];
+  int64_t hc = mulDims(heads, channels);
+  bool concat = getCombine() == HeadCombine::concat;
+  int64_t outDim = concat ? hc : channels;
+  if (failed(expectShape(op, getAttDst(), "att_dst", "H x C", {heads, channels})) ||
+      failed(expectShape(op, getWeight(), "weight", "H*C x F", {hc, f})) ||
+      failed(expectShape(op, getRowPtr(), "row_ptr", "N+1", {addDims(n, 1)})) ||
+      failed(expectRank(op, getColIdx(), "col_idx", 1, "nnz")) ||
+      (getBias() && failed(expectShape(op, getBias(), "bias",
+                                       concat ? "H*C" : "C", {outDim}))) ||
+      failed(expectShape(op, getOutput(), "output", concat ? "N x H*C" : "N x C",
+                         {n, outDim})))
+    return failure();
+
+  if (cast<RankedTensorType>(getRowPtr().getType()).getElementType() !=
+      cast<RankedTensorType>(getColIdx().getType()).getElementType())
+    return emitOpError("expects row_ptr and col_idx of one integer type");
+  double slope = getNegativeSlope().convertToDouble();
+  if (!std::isfinite(slope))
+    return emitOpError() << "'negative_slope' must be finite, got " << slope;
+  return success();
+}

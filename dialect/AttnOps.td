@@ -1,0 +1,240 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+
+#ifndef ATTN_OPS_TD
+#define ATTN_OPS_TD
+
+include "dialect/AttnBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Mask and score-modification options shared by attn.sdpa and attn.mha.
+//===----------------------------------------------------------------------===//
+
+defvar Attn_IndexTensor = RankedTensorOf<[I32, I64]>;
+
+/// Optional operands that mask or modify the scores.
+defvar Attn_MaskOperands = (ins
+  Optional<Attn_IndexTensor>:$kv_lengths,
+  Optional<AnyRankedTensor>:$bias,
+  Optional<AnyRankedTensor>:$rel_bias,
+  Optional<AnyRankedTensor>:$rel_key,
+  Optional<AnyRankedTensor>:$alibi_slopes,
+  Optional<Attn_IndexTensor>:$row_ptr,
+  Optional<Attn_IndexTensor>:$col_idx
+);
+
+/// Attributes that select the mask and the scale.
+defvar Attn_MaskAttrs = (ins
+  DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::dense">:$mask,
+  OptionalAttr<I64Attr>:$window_left,
+  OptionalAttr<I64Attr>:$window_right,
+  OptionalAttr<I64Attr>:$rel_clip,
+  OptionalAttr<F64Attr>:$scale
+);
+
+/// Assembly of the optional mask operands, each behind its keyword.
+defvar Attn_MaskOperandsFormat = [{
+  (`kv_lengths` `(` $kv_lengths^ `)`)?
+  (`bias` `(` $bias^ `)`)?
+  (`rel_bias` `(` $rel_bias^ `)`)?
+  (`rel_key` `(` $rel_key^ `)`)?
+  (`alibi` `(` $alibi_slopes^ `)`)?
+  (`graph` `(` $row_ptr^ `,` $col_idx `)`)?
+}];
+
+defvar Attn_MaskDescription = [{
+    Masks and score modifications (all optional, all composable unless noted):
+
+    - `mask` (default `dense`): `causal`, `local` (needs `window_left` and
+      `window_right`), `causal_local` (needs `window_left`; `window_right`
+      optional), `graph` (needs `graph(row_ptr, col_idx)`: the CSR of allowed
+      keys per query row; duplicate entries are harmless).
+    - `kv_lengths(tensor<B x i32|i64>)`: padding, key `j` of batch `b` is
+      allowed only when `j < kv_lengths[b]`.
+    - `bias(tensor<B' x H' x Lq' x Lk'>)`: additive bias; each dimension is
+      either full or 1 (broadcast). `-inf` entries mask.
+    - `rel_bias(tensor<H x (2R+1)>)` with `rel_clip = R`: T5/Swin relative
+      position bias, `s += rel_bias[h, clip(j - ia, -R, R) + R]`.
+    - `rel_key(tensor<(2R+1) x E>)` with `rel_clip = R`: Shaw relative key
+      embeddings added to the key before the dot product,
+      `s = scale * q_i . (k_j + rel_key[clip(j - ia, -R, R) + R])`.
+    - `alibi(tensor<H>)`: ALiBi slopes, `s -= slope[h] * |j - ia|`.
+    - `scale` (default `1/sqrt(E)`) multiplies `q . k` (and the Shaw term);
+      biases are added after scaling.
+}];
+
+//===----------------------------------------------------------------------===//
+// attn.sdpa
+//===----------------------------------------------------------------------===//
+
+def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Scaled dot-product attention with masks and score modifications";
+  let description = !strconcat([{
+    Computes, for every batch `b`, query head `h`, query row `i`:
+
+    ```
+    s_ij  = scale * q[b,h,i,:] . k[b,h/G,j,:]   (+ score modifications)
+    s_ij  = -inf                                 where the mask forbids (i, j)
+    o_i   = sum_j softmax_j(s_i.) * v[b,h/G,j,:]
+    lse_i = log sum_j exp(s_ij)                  (optional second result)
+    ```
+
+    Shapes: `query` is `B x H x Lq x E`, `key` is `B x Hkv x Lk x E`, `value`
+    is `B x Hkv x Lk x Ev`, the output is `B x H x Lq x Ev` and the optional
+    `lse` result is `B x H x Lq`. `Hkv` must divide `H`; query head `h` reads
+    key/value head `h / G` with `G = H / Hkv` (grouped-query and multi-query
+    attention). All floating-point operands share one element type.
+
+    A row with no allowed key yields `o_i = 0` and `lse_i = -inf`, never NaN.
+    Softmax is computed stably (max-subtracted).
+
+  }], Attn_MaskDescription, [{
+
+    Example:
+
+    ```mlir
+    %o, %lse = attn.sdpa %q, %k, %v kv_lengths(%len)
+        {mask = #attn.mask<causal>, scale = 0.125 : f64}
+        : (tensor<2x8x128x64xf32>, tensor<2x2x128x64xf32>,
+           tensor<2x2x128x64xf32>, tensor<2xi32>)
+        -> (tensor<2x8x128x64xf32>, tensor<2x8x128xf32>)
+    ```
+
+    The op leaves room for FlexAttention-style `score_mod` / `mask_mod`
+    regions: they would be further optional parts of the same op.
+  }]);
+
+  let arguments = !con(
+    (ins AnyRankedTensor:$query, AnyRankedTensor:$key, AnyRankedTensor:$value),
+    Attn_MaskOperands, Attn_MaskAttrs);
+  let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
+
+  let assemblyFormat = !strconcat("$query `,` $key `,` $value", Attn_MaskOperandsFormat,
+    "attr-dict `:` functional-type(operands, results)");
+
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the `scale` attribute, or 1/sqrt(E) without it.
+    double getEffectiveScale();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// attn.mha
+//===----------------------------------------------------------------------===//
+
+def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Multi-head attention with PyTorch-packed projections";
+  let description = !strconcat([{
+    Multi-head attention as `torch.nn.MultiheadAttention(batch_first=True)`
+    computes it, generalised to grouped key/value heads:
+
+    ```
+    Q = query @ Wq^T + bq    K = key @ Wk^T + bk    V = value @ Wv^T + bv
+    O = sdpa(split_heads(Q), split_heads(K), split_heads(V), <mask options>)
+    output = merge_heads(O) @ out_proj_weight^T + out_proj_bias
+    ```
+
+    `query` is `B x Lq x D`, `key` and `value` are `B x Lk x D`. With
+    `num_heads = H`, `num_kv_heads = Hkv` (default `H`) and head dim
+    `hd = D / H`, `in_proj_weight` packs `[Wq; Wk; Wv]` row-wise as
+    `(D + 2*Hkv*hd) x D` (PyTorch's `in_proj_weight` when `Hkv = H`),
+    `in_proj_bias` is optional and packed the same way, `out_proj_weight` is
+    `D x D` and `out_proj_bias` (optional) is `D`. The output is `B x Lq x D`.
+
+    The mask options are those of `attn.sdpa` with head dim `hd`
+    (`attn-decompose-mha` forwards them to the `attn.sdpa` it creates):
+
+  }], Attn_MaskDescription, [{
+
+    Example:
+
+    ```mlir
+    %y = attn.mha %x, %x, %x in_proj(%w_in, %b_in) out_proj(%w_out, %b_out)
+        {num_heads = 4 : i64, mask = #attn.mask<causal>}
+        : (tensor<1x16x32xf32>, tensor<1x16x32xf32>, tensor<1x16x32xf32>,
+           tensor<96x32xf32>, tensor<96xf32>, tensor<32x32xf32>, tensor<32xf32>)
+        -> tensor<1x16x32xf32>
+    ```
+  }]);
+
+  let arguments = !con(
+    (ins AnyRankedTensor:$query, AnyRankedTensor:$key, AnyRankedTensor:$value,
+         AnyRankedTensor:$in_proj_weight, Optional<AnyRankedTensor>:$in_proj_bias,
+         AnyRankedTensor:$out_proj_weight, Optional<AnyRankedTensor>:$out_proj_bias),
+    Attn_MaskOperands,
+    (ins I64Attr:$num_heads, OptionalAttr<I64Attr>:$num_kv_heads),
+    Attn_MaskAttrs);
+  let results = (outs AnyRankedTensor:$output);
+
+  let assemblyFormat = !strconcat([{
+    $query `,` $key `,` $value
+    `in_proj` `(` $in_proj_weight (`,` $in_proj_bias^)? `)`
+    `out_proj` `(` $out_proj_weight (`,` $out_proj_bias^)? `)`
+  }], Attn_MaskOperandsFormat,
+    "attr-dict `:` functional-type(operands, results)");
+
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of key/value heads: `num_kv_heads`, or `num_heads` without it.
+    int64_t getKvHeads();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// attn.gat
+//===----------------------------------------------------------------------===//
+
+def Attn_GatOp : Attn_Op<"gat", [Pure]> {
+  let summary = "Graph attention layer (GATConv) over a CSR graph of in-edges";
+  let description = [{
+    One graph attention layer (Velickovic et al., PyG `GATConv` semantics).
+    For node features `x` (`N x F`), `weight` (`H*C x F`, PyG `lin.weight`),
+    attention vectors `att_src`, `att_dst` (`H x C`) and the CSR of in-edges
+    (`row_ptr`: `N+1`, `col_idx`: `nnz`; the sources of destination `i` are
+    `col_idx[row_ptr[i] .. row_ptr[i+1])`):
+
+    ```
+    z[n,h,:] = (x @ weight^T)[n, h*C:(h+1)*C]
+    e_ij     = LeakyReLU(att_dst[h] . z[i,h] + att_src[h] . z[j,h])  for edges j -> i
+    alpha_ij = softmax over the in-edges of i of e_ij
+    out[i,h] = sum_j alpha_ij * z[j,h]
+    ```
+
+    Heads are concatenated (`combine = #attn.heads<concat>`, output `N x H*C`)
+    or averaged (`#attn.heads<mean>`, output `N x C`); then the optional `bias`
+    (`H*C` or `C`) is added. `negative_slope` (default 0.2) is LeakyReLU's.
+    Duplicate edges count once each, as in PyG. With `add_self_loops`
+    (default true, as in PyG) existing self loops are dropped and one self loop
+    per node is added. A node without in-edges gets `0` (plus bias), never NaN.
+
+    Example:
+
+    ```mlir
+    %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) bias(%b)
+        {combine = #attn.heads<concat>, negative_slope = 2.0e-01 : f64}
+        : (tensor<34x16xf32>, tensor<32x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>,
+           tensor<35xi32>, tensor<156xi32>, tensor<32xf32>) -> tensor<34x32xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$x, AnyRankedTensor:$weight,
+    AnyRankedTensor:$att_src, AnyRankedTensor:$att_dst,
+    Attn_IndexTensor:$row_ptr, Attn_IndexTensor:$col_idx,
+    Optional<AnyRankedTensor>:$bias,
+    DefaultValuedAttr<F64Attr, "0.2">:$negative_slope,
+    DefaultValuedAttr<Attn_HeadCombineAttr, "::mlir::attn::HeadCombine::concat">:$combine,
+    DefaultValuedAttr<BoolAttr, "true">:$add_self_loops);
+  let results = (outs AnyRankedTensor:$output);
+
+  let assemblyFormat = [{
+    $x `,` $weight `,` $att_src `,` $att_dst `graph` `(` $row_ptr `,` $col_idx `)`
+    (`bias` `(` $bias^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_OPS_TD

@@ -1,0 +1,306 @@
+//===- Evaluate.cpp - attn functions on the C++ reference --------------------===//
+
+#include "lib/Runtime/Evaluate.h"
+
+#include "dialect/AttnOps.h"
+#include "lib/Runtime/Jit.h"
+#include "lib/Runtime/Reference.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::attn;
+using llvm::createStringError;
+
+//===----------------------------------------------------------------------===//
+// Reference evaluation
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Values of the function being evaluated, by SSA value.
+class Environment {
+public:
+  void bind(Value v, const HostTensor *t) { values[v] = t; }
+  const HostTensor *lookup(Value v) const {
+    return v ? values.lookup(v) : nullptr;
+  }
+  HostTensor &make(Value result) {
+    auto type = cast<RankedTensorType>(result.getType());
+    HostTensor &t = storage.emplace_back(*dtypeOf(type.getElementType()),
+                                         type.getShape());
+    bind(result, &t);
+    return t;
+  }
+
+private:
+  llvm::DenseMap<Value, const HostTensor *> values;
+  std::deque<HostTensor> storage;
+};
+
+reference::Mask toReference(MaskKind kind) {
+  switch (kind) {
+  case MaskKind::dense:
+    return reference::Mask::dense;
+  case MaskKind::causal:
+    return reference::Mask::causal;
+  case MaskKind::local:
+    return reference::Mask::local;
+  case MaskKind::causal_local:
+    return reference::Mask::causalLocal;
+  case MaskKind::graph:
+    return reference::Mask::graph;
+  }
+  llvm_unreachable("unknown mask kind");
+}
+
+template <typename OpTy>
+reference::MaskArgs maskArgs(OpTy op, const Environment &env) {
+  reference::MaskArgs m;
+  m.mask = toReference(op.getMask());
+  if (auto left = op.getWindowLeft())
+    m.windowLeft = static_cast<int64_t>(*left);
+  if (auto right = op.getWindowRight())
+    m.windowRight = static_cast<int64_t>(*right);
+  if (auto clip = op.getRelClip())
+    m.relClip = static_cast<int64_t>(*clip);
+  if (auto scale = op.getScale())
+    m.scale = scale->convertToDouble();
+  m.kvLengths = env.lookup(op.getKvLengths());
+  m.bias = env.lookup(op.getBias());
+  m.relBias = env.lookup(op.getRelBias());
+  m.relKey = env.lookup(op.getRelKey());
+  m.alibi = env.lookup(op.getAlibiSlopes());
+  m.rowPtr = env.lookup(op.getRowPtr());
+  m.colIdx = env.lookup(op.getColIdx());
+  return m;
+}
+
+} // namespace
+
+llvm::Expected<std::vector<HostTensor>>
+mlir::attn::evaluateWithReference(func::FuncOp func,
+                                  llvm::ArrayRef<const HostTensor *> inputs) {
+  Environment env;
+  for (auto [arg, t] : llvm::zip(func.getArguments(), inputs))
+    env.bind(arg, t);
+
+  for (Operation &op : func.getBody().front()) {
+    for (Type t : op.getResultTypes())
+      if (!cast<RankedTensorType>(t).getElementType().isF32() &&
+          !isa<func::ReturnOp>(op))
+        return createStringError("the C++ reference computes f32 only; '%s' "
+                                 "returns a non-f32 tensor",
+                                 op.getName().getStringRef().str().c_str());
+    if (auto sdpa = dyn_cast<SdpaOp>(op)) {
+      HostTensor &out = env.make(sdpa.getOutput());
+      HostTensor *lse = sdpa.getLse() ? &env.make(sdpa.getLse()) : nullptr;
+      reference::sdpa(*env.lookup(sdpa.getQuery()), *env.lookup(sdpa.getKey()),
+                      *env.lookup(sdpa.getValue()), maskArgs(sdpa, env), out, lse);
+    } else if (auto mha = dyn_cast<MhaOp>(op)) {
+      reference::MhaArgs a{env.lookup(mha.getQuery()),
+                           env.lookup(mha.getKey()),
+                           env.lookup(mha.getValue()),
+                           env.lookup(mha.getInProjWeight()),
+                           env.lookup(mha.getInProjBias()),
+                           env.lookup(mha.getOutProjWeight()),
+                           env.lookup(mha.getOutProjBias()),
+                           static_cast<int64_t>(mha.getNumHeads()),
+                           mha.getKvHeads(),
+                           maskArgs(mha, env)};
+      reference::mha(a, env.make(mha.getOutput()));
+    } else if (auto gat = dyn_cast<GatOp>(op)) {
+      reference::GatArgs a{env.lookup(gat.getX()),      env.lookup(gat.getWeight()),
+                           env.lookup(gat.getAttSrc()), env.lookup(gat.getAttDst()),
+                           env.lookup(gat.getRowPtr()), env.lookup(gat.getColIdx())};
+      a.bias = env.lookup(gat.getBias());
+      a.negativeSlope = gat.getNegativeSlope().convertToDouble();
+      a.concat = gat.getCombine() == HeadCombine::concat;
+      a.addSelfLoops = gat.getAddSelfLoops();
+      reference::gat(a, env.make(gat.getOutput()));
+    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::vector<HostTensor> results;
+      for (Value v : ret.getOperands())
+        results.push_back(env.lookup(v)->clone());
+      return results;
+    } else {
+      return createStringError(
+          "the C++ reference evaluates functions made of attn ops only; found '%s'",
+          op.getName().getStringRef().str().c_str());
+    }
+  }
+  return createStringError("function @%s has no return", func.getName().str().c_str());
+}
+
+//===----------------------------------------------------------------------===//
+// Roles of attn operands
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What an attn op expects of its index-like operands.
+struct OperandRoles {
+  Value kvLengths, alibi, rowPtr, colIdx;
+  int64_t batch = 0, keyLength = 0, csrRows = 0, csrCols = 0, heads = 0;
+};
+
+OperandRoles rolesOf(Operation *op) {
+  OperandRoles r;
+  auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  if (auto sdpa = dyn_cast<SdpaOp>(op)) {
+    r = {sdpa.getKvLengths(), sdpa.getAlibiSlopes(), sdpa.getRowPtr(), sdpa.getColIdx()};
+    r.batch = shape(sdpa.getQuery())[0];
+    r.heads = shape(sdpa.getQuery())[1];
+    r.csrRows = shape(sdpa.getQuery())[2];
+    r.keyLength = r.csrCols = shape(sdpa.getKey())[2];
+  } else if (auto mha = dyn_cast<MhaOp>(op)) {
+    r = {mha.getKvLengths(), mha.getAlibiSlopes(), mha.getRowPtr(), mha.getColIdx()};
+    r.batch = shape(mha.getQuery())[0];
+    r.heads = mha.getNumHeads();
+    r.csrRows = shape(mha.getQuery())[1];
+    r.keyLength = r.csrCols = shape(mha.getKey())[1];
+  } else if (auto gat = dyn_cast<GatOp>(op)) {
+    r.rowPtr = gat.getRowPtr();
+    r.colIdx = gat.getColIdx();
+    r.csrRows = r.csrCols = shape(gat.getX())[0];
+  }
+  return r;
+}
+
+/// The index of `v` among `func`'s arguments, if it is one.
+std::optional<unsigned> argIndex(func::FuncOp func, Value v) {
+  auto arg = dyn_cast_or_null<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &func.getBody().front())
+    return std::nullopt;
+  return arg.getArgNumber();
+}
+
+HostTensor tensorFor(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  return HostTensor(*dtypeOf(t.getElementType()), t.getShape());
+}
+
+} // namespace
+
+std::vector<HostTensor> mlir::attn::generateInputs(func::FuncOp func, uint64_t seed,
+                                                   double magnitude) {
+  std::mt19937_64 gen(seed);
+  auto uniformInt = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
+  };
+  std::uniform_real_distribution<double> uniform(-magnitude, magnitude);
+
+  unsigned n = func.getNumArguments();
+  std::vector<std::optional<HostTensor>> args(n);
+  auto assign = [&](Value v, HostTensor &&t) {
+    if (std::optional<unsigned> i = argIndex(func, v); i && !args[*i])
+      args[*i] = std::move(t);
+  };
+
+  func.walk([&](Operation *op) {
+    if (!isa<SdpaOp, MhaOp, GatOp>(op))
+      return;
+    OperandRoles r = rolesOf(op);
+    if (r.kvLengths) {
+      // Random lengths in [1, Lk]; the last batch fully padded when B > 1.
+      HostTensor t = tensorFor(r.kvLengths.getType());
+      for (int64_t b = 0; b < r.batch; ++b)
+        t.setInt(b, r.batch > 1 && b == r.batch - 1 ? 0 : uniformInt(1, r.keyLength));
+      assign(r.kvLengths, std::move(t));
+    }
+    if (r.alibi) {
+      // ALiBi's geometric slopes 2^(-8 (h+1) / H).
+      HostTensor t = tensorFor(r.alibi.getType());
+      for (int64_t h = 0; h < r.heads; ++h)
+        t.setDouble(h, std::exp2(-8.0 * double(h + 1) / double(r.heads)));
+      assign(r.alibi, std::move(t));
+    }
+    if (r.rowPtr && r.colIdx) {
+      // nnz random edges over rows [1, rows) so that row 0 (and others, by
+      // chance) stay empty; duplicates are allowed.
+      HostTensor rowPtr = tensorFor(r.rowPtr.getType());
+      HostTensor colIdx = tensorFor(r.colIdx.getType());
+      int64_t nnz = colIdx.numElements();
+      std::vector<int64_t> rows(nnz);
+      for (int64_t &row : rows)
+        row = r.csrRows > 1 ? uniformInt(1, r.csrRows - 1) : 0;
+      std::sort(rows.begin(), rows.end());
+      for (int64_t e = 0; e < nnz; ++e) {
+        rowPtr.setInt(rows[e] + 1, rowPtr.getInt(rows[e] + 1) + 1);
+        colIdx.setInt(e, uniformInt(0, r.csrCols - 1));
+      }
+      for (int64_t i = 0; i < r.csrRows; ++i)
+        rowPtr.setInt(i + 1, rowPtr.getInt(i + 1) + rowPtr.getInt(i));
+      assign(r.rowPtr, std::move(rowPtr));
+      assign(r.colIdx, std::move(colIdx));
+    }
+  });
+
+  std::vector<HostTensor> result;
+  for (unsigned i = 0; i < n; ++i) {
+    if (args[i]) {
+      result.push_back(std::move(*args[i]));
+      continue;
+    }
+    HostTensor t = tensorFor(func.getArgumentTypes()[i]);
+    bool isFloat = t.dtype() == DType::f32 || t.dtype() == DType::f64;
+    for (int64_t e = 0; e < t.numElements(); ++e)
+      t.setDouble(e, isFloat ? uniform(gen) : double(uniformInt(0, 3)));
+    result.push_back(std::move(t));
+  }
+  return result;
+}
+
+llvm::Error mlir::attn::validateInputs(func::FuncOp func,
+                                       llvm::ArrayRef<const HostTensor *> inputs) {
+  llvm::Error err = llvm::Error::success();
+  func.walk([&](Operation *op) {
+    if (!isa<SdpaOp, MhaOp, GatOp>(op) || err)
+      return;
+    OperandRoles r = rolesOf(op);
+    auto input = [&](Value v) -> const HostTensor * {
+      std::optional<unsigned> i = argIndex(func, v);
+      return i ? inputs[*i] : nullptr;
+    };
+    std::string where = op->getName().getStringRef().str();
+    if (const HostTensor *len = input(r.kvLengths))
+      for (int64_t b = 0; b < len->numElements() && !err; ++b)
+        if (len->getInt(b) < 0)
+          err = createStringError("%s: kv_lengths[%lld] = %lld is negative",
+                                  where.c_str(), (long long)b,
+                                  (long long)len->getInt(b));
+    const HostTensor *rowPtr = input(r.rowPtr), *colIdx = input(r.colIdx);
+    if (!rowPtr || !colIdx || err)
+      return;
+    int64_t nnz = colIdx->numElements();
+    if (rowPtr->getInt(0) != 0 || rowPtr->getInt(r.csrRows) != nnz) {
+      err = createStringError("%s: row_ptr must start at 0 and end at nnz = %lld, "
+                              "got %lld .. %lld",
+                              where.c_str(), (long long)nnz,
+                              (long long)rowPtr->getInt(0),
+                              (long long)rowPtr->getInt(r.csrRows));
+      return;
+    }
+    for (int64_t i = 0; i < r.csrRows; ++i)
+      if (rowPtr->getInt(i + 1) < rowPtr->getInt(i)) {
+        err = createStringError("%s: row_ptr decreases at row %lld (%lld > %lld)",
+                                where.c_str(), (long long)i,
+                                (long long)rowPtr->getInt(i),
+                                (long long)rowPtr->getInt(i + 1));
+        return;
+      }
+    for (int64_t e = 0; e < nnz; ++e)
+      if (colIdx->getInt(e) < 0 || colIdx->getInt(e) >= r.csrCols) {
+        err = createStringError("%s: col_idx[%lld] = %lld is outside [0, %lld)",
+                                where.c_str(), (long long)e,
+                                (long long)colIdx->getInt(e), (long long)r.csrCols);
+        return;
+      }
+  });
+  return err;
+}

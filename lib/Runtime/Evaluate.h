@@ -1,0 +1,39 @@
+//===- Evaluate.h - attn functions on the C++ reference ---------*- C++ -*-===//
+//
+// Runs a function made of attn ops on the naive C++ reference kernels (the
+// test oracle), generates seeded inputs that respect each operand's role
+// (lengths, CSR graphs, slopes), and validates user-given inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_RUNTIME_EVALUATE_H
+#define ATTN_LIB_RUNTIME_EVALUATE_H
+
+#include "lib/Runtime/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <vector>
+
+namespace mlir::attn {
+
+/// Evaluates `func` with the C++ reference: every op in its body must be an
+/// attn op (or func.return); operands are function arguments or results of
+/// earlier attn ops.
+llvm::Expected<std::vector<HostTensor>>
+evaluateWithReference(func::FuncOp func, llvm::ArrayRef<const HostTensor *> inputs);
+
+/// Seeded inputs for `func`'s arguments. Arguments that feed an attn op get
+/// values that fit their role: kv_lengths in [0, Lk] (the last batch fully
+/// padded when B > 1), a random CSR graph with empty rows for row_ptr/col_idx,
+/// ALiBi's geometric slopes. Other floats are uniform in [-magnitude, magnitude].
+std::vector<HostTensor> generateInputs(func::FuncOp func, uint64_t seed,
+                                       double magnitude);
+
+/// Checks inputs that feed attn ops for values the ops cannot take: a CSR whose
+/// row_ptr is not monotone from 0 to nnz, or whose col_idx leaves [0, Lk).
+llvm::Error validateInputs(func::FuncOp func, llvm::ArrayRef<const HostTensor *> inputs);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_RUNTIME_EVALUATE_H

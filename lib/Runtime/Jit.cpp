@@ -1,0 +1,211 @@
+//===- Jit.cpp - JIT-compile and call attn modules ---------------------------===//
+
+#include "lib/Runtime/Jit.h"
+
+#include "dialect/AttnDialect.h"
+#include "lib/Pipelines/Pipelines.h"
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::attn;
+using llvm::createStringError;
+
+void mlir::attn::registerRuntimeDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<AttnDialect>();
+}
+
+std::optional<DType> mlir::attn::dtypeOf(Type t) {
+  if (t.isF32())
+    return DType::f32;
+  if (t.isF64())
+    return DType::f64;
+  if (t.isSignlessInteger(32))
+    return DType::i32;
+  if (t.isSignlessInteger(64))
+    return DType::i64;
+  return std::nullopt;
+}
+
+/// Registers passes and pipelines once per process, and the native target.
+static void initializeOnce() {
+  static std::once_flag flag;
+  std::call_once(flag, [] {
+    registerAllPasses();
+    registerAttnPasses();
+    registerAttnPipelines();
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+static double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Collects the diagnostics emitted while `fn` runs into one error message.
+template <typename Fn>
+static llvm::Error captureDiagnostics(MLIRContext *ctx, llvm::StringRef what, Fn fn) {
+  std::string messages;
+  llvm::raw_string_ostream os(messages);
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+    os << "\n  " << diag.getLocation() << ": " << diag;
+    return success();
+  });
+  if (failed(fn()))
+    return createStringError("%s failed:%s", what.str().c_str(), messages.c_str());
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<JitModule>>
+JitModule::compile(ModuleOp module, const JitOptions &options) {
+  initializeOnce();
+  std::unique_ptr<JitModule> jit(new JitModule());
+  MLIRContext *ctx = module.getContext();
+
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
+                                           func.getResultTypes())) {
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      if (!tensor || !tensor.hasStaticShape() || !dtypeOf(tensor.getElementType()))
+        return createStringError(
+            "function @%s: the runtime calls functions whose arguments and "
+            "results are statically shaped tensors of f32, f64, i32 or i64",
+            func.getName().str().c_str());
+    }
+    jit->signatures[func.getName()] = func.getFunctionType();
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), UnitAttr::get(ctx));
+  }
+
+  auto t0 = std::chrono::steady_clock::now();
+  auto pm = PassManager::on<ModuleOp>(ctx);
+  std::string pipelineErrors;
+  llvm::raw_string_ostream pipelineErrorStream(pipelineErrors);
+  if (failed(parsePassPipeline(options.pipeline, pm, pipelineErrorStream)))
+    return createStringError("invalid pass pipeline '%s': %s",
+                             options.pipeline.c_str(), pipelineErrors.c_str());
+  if (llvm::Error err = captureDiagnostics(ctx, "lowering with '" + options.pipeline + "'",
+                                           [&] { return pm.run(module); }))
+    return std::move(err);
+  jit->times.lowering = secondsSince(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  auto transformer = makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine)
+    return createStringError("JIT compilation failed: %s",
+                             llvm::toString(engine.takeError()).c_str());
+  jit->engine = std::move(*engine);
+  for (auto &entry : jit->signatures) {
+    auto fn = jit->engine->lookupPacked(("_mlir_ciface_" + entry.getKey()).str());
+    if (!fn)
+      return createStringError("JIT: no entry point for @%s: %s",
+                               entry.getKey().str().c_str(),
+                               llvm::toString(fn.takeError()).c_str());
+    jit->entryPoints[entry.getKey()] = *fn;
+  }
+  jit->times.translation = secondsSince(t0);
+  return jit;
+}
+
+JitModule::~JitModule() = default;
+
+const FunctionType *JitModule::signature(llvm::StringRef name) const {
+  auto it = signatures.find(name);
+  return it == signatures.end() ? nullptr : &it->second;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+JitModule::allocateResults(llvm::StringRef name) const {
+  const FunctionType *type = signature(name);
+  if (!type)
+    return createStringError("no public function @%s", name.str().c_str());
+  std::vector<HostTensor> results;
+  for (Type t : type->getResults()) {
+    auto tensor = cast<RankedTensorType>(t);
+    results.emplace_back(*dtypeOf(tensor.getElementType()), tensor.getShape());
+  }
+  return results;
+}
+
+/// Checks `tensor` against the declared tensor type of argument `what`.
+static llvm::Error checkTensor(const HostTensor &tensor, Type declared,
+                               llvm::StringRef what) {
+  auto type = cast<RankedTensorType>(declared);
+  if (tensor.dtype() == *dtypeOf(type.getElementType()) &&
+      tensor.shape() == type.getShape())
+    return llvm::Error::success();
+  std::string expected;
+  llvm::raw_string_ostream os(expected);
+  os << type;
+  return createStringError("%s: expected %s, got %s", what.str().c_str(),
+                           expected.c_str(), tensor.typeString().c_str());
+}
+
+llvm::Error JitModule::invoke(llvm::StringRef name, llvm::ArrayRef<HostTensor *> inputs,
+                              llvm::ArrayRef<HostTensor *> outputs) {
+  const FunctionType *type = signature(name);
+  if (!type)
+    return createStringError("no public function @%s", name.str().c_str());
+  if (inputs.size() != type->getNumInputs() || outputs.size() != type->getNumResults())
+    return createStringError("@%s takes %u inputs and %u results, got %zu and %zu",
+                             name.str().c_str(), type->getNumInputs(),
+                             type->getNumResults(), inputs.size(), outputs.size());
+  for (auto [i, t] : llvm::enumerate(inputs))
+    if (llvm::Error err = checkTensor(*t, type->getInput(i),
+                                      "@" + name.str() + " input " + std::to_string(i)))
+      return err;
+  for (auto [i, t] : llvm::enumerate(outputs))
+    if (llvm::Error err = checkTensor(*t, type->getResult(i),
+                                      "@" + name.str() + " result " + std::to_string(i)))
+      return err;
+
+  // One ranked memref descriptor per tensor:
+  // {allocated, aligned, offset, sizes[rank], strides[rank]}.
+  std::vector<std::vector<int64_t>> descriptors;
+  for (HostTensor *t : llvm::concat<HostTensor *const>(inputs, outputs)) {
+    std::vector<int64_t> desc{reinterpret_cast<int64_t>(t->data()),
+                              reinterpret_cast<int64_t>(t->data()), 0};
+    llvm::ArrayRef<int64_t> shape = t->shape();
+    desc.insert(desc.end(), shape.begin(), shape.end());
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+    desc.insert(desc.end(), strides.begin(), strides.end());
+    descriptors.push_back(std::move(desc));
+  }
+  std::vector<void *> descriptorPtrs;
+  for (auto &d : descriptors)
+    descriptorPtrs.push_back(d.data());
+  llvm::SmallVector<void *> packedArgs;
+  for (void *&p : descriptorPtrs)
+    packedArgs.push_back(&p);
+
+  entryPoints.lookup(name)(packedArgs.data());
+  return llvm::Error::success();
+}

@@ -1,0 +1,82 @@
+//===- Jit.h - JIT-compile and call attn modules ----------------*- C++ -*-===//
+//
+// Lowers a module with a named pipeline, JIT-compiles it with
+// mlir::ExecutionEngine for the host CPU, and calls its functions on host
+// tensors. Calling convention: the pipeline turns every tensor result into a
+// trailing out-parameter, so a function `(inputs...) -> (results...)` is
+// called with the inputs followed by caller-allocated result tensors, each as
+// a pointer to a memref descriptor (`llvm.emit_c_interface`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_RUNTIME_JIT_H
+#define ATTN_LIB_RUNTIME_JIT_H
+
+#include "lib/Runtime/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <memory>
+
+namespace mlir {
+class ExecutionEngine;
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::attn {
+
+/// Registers every dialect, extension and LLVM IR translation the runtime's
+/// pipelines need, plus the attn dialect.
+void registerRuntimeDialects(DialectRegistry &registry);
+
+/// Maps a tensor element type to a host dtype, if supported.
+std::optional<DType> dtypeOf(Type elementType);
+
+struct JitOptions {
+  /// Pass pipeline (textual, on builtin.module) that lowers attn IR to LLVM.
+  std::string pipeline = "attn-reference-pipeline";
+  /// LLVM optimisation level of the JIT-compiled code.
+  unsigned optLevel = 3;
+};
+
+/// Wall-clock seconds spent in each stage of compilation.
+struct JitTimings {
+  double lowering = 0, translation = 0;
+};
+
+class JitModule {
+public:
+  /// Lowers `module` in place with `options.pipeline` and JIT-compiles it.
+  /// Records every public function's tensor signature before lowering.
+  static llvm::Expected<std::unique_ptr<JitModule>>
+  compile(ModuleOp module, const JitOptions &options);
+  ~JitModule();
+
+  /// The pre-lowering signature of a public function, or null.
+  const FunctionType *signature(llvm::StringRef name) const;
+
+  /// Calls `name` with `inputs` and writes its results into `outputs`, whose
+  /// dtypes and shapes must match the signature (checked; errors say which).
+  llvm::Error invoke(llvm::StringRef name, llvm::ArrayRef<HostTensor *> inputs,
+                     llvm::ArrayRef<HostTensor *> outputs);
+
+  /// Allocates result tensors matching `name`'s signature.
+  llvm::Expected<std::vector<HostTensor>> allocateResults(llvm::StringRef name) const;
+
+  const JitTimings &timings() const { return times; }
+
+private:
+  JitModule() = default;
+  std::unique_ptr<ExecutionEngine> engine;
+  llvm::StringMap<FunctionType> signatures;
+  /// Packed entry points (`void(void **)`), looked up eagerly at compile time
+  /// so that the first call does not pay for code generation.
+  llvm::StringMap<void (*)(void **)> entryPoints;
+  JitTimings times;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_RUNTIME_JIT_H

@@ -1,0 +1,219 @@
+//===- Reference.cpp - naive C++ attention kernels (test oracle) -------------===//
+
+#include "lib/Runtime/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace mlir::attn;
+using namespace mlir::attn::reference;
+
+static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+/// Row-major offset of `idx` in `shape`.
+static int64_t offsetOf(llvm::ArrayRef<int64_t> shape,
+                        std::initializer_list<int64_t> idx) {
+  int64_t off = 0, d = 0;
+  for (int64_t i : idx)
+    off = off * shape[d++] + i;
+  return off;
+}
+
+/// Is key j visible from query row i (absolute position ia) of batch b?
+static bool isAllowed(const MaskArgs &m, int64_t b, int64_t i, int64_t ia,
+                      int64_t j) {
+  if (m.kvLengths && j >= m.kvLengths->getInt(b))
+    return false;
+  switch (m.mask) {
+  case Mask::dense:
+    return true;
+  case Mask::causal:
+    return j <= ia;
+  case Mask::local:
+    return j >= ia - m.windowLeft && j <= ia + *m.windowRight;
+  case Mask::causalLocal:
+    return j <= ia && j >= ia - m.windowLeft &&
+           (!m.windowRight || j <= ia + *m.windowRight);
+  case Mask::graph:
+    for (int64_t e = m.rowPtr->getInt(i), end = m.rowPtr->getInt(i + 1); e < end; ++e)
+      if (m.colIdx->getInt(e) == j)
+        return true;
+    return false;
+  }
+  return false;
+}
+
+void reference::sdpa(const HostTensor &q, const HostTensor &k, const HostTensor &v,
+                     const MaskArgs &m, HostTensor &out, HostTensor *lse) {
+  int64_t nb = q.shape()[0], nh = q.shape()[1], lq = q.shape()[2], e = q.shape()[3];
+  int64_t nkv = k.shape()[1], lk = k.shape()[2], ev = v.shape()[3];
+  int64_t group = nh / nkv;
+  double scale = m.scale ? *m.scale : 1.0 / std::sqrt(double(e));
+  std::vector<double> s(lk), acc(ev);
+
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t h = 0; h < nh; ++h)
+      for (int64_t i = 0; i < lq; ++i) {
+        int64_t kh = h / group, ia = i + (lk - lq);
+        double rowMax = kNegInf;
+        for (int64_t j = 0; j < lk; ++j) {
+          s[j] = kNegInf;
+          if (!isAllowed(m, b, i, ia, j))
+            continue;
+          int64_t r = std::clamp<int64_t>(j - ia, -m.relClip, m.relClip) + m.relClip;
+          double dot = 0;
+          for (int64_t x = 0; x < e; ++x) {
+            double key = k.getDouble(offsetOf(k.shape(), {b, kh, j, x}));
+            if (m.relKey)
+              key += m.relKey->getDouble(offsetOf(m.relKey->shape(), {r, x}));
+            dot += q.getDouble(offsetOf(q.shape(), {b, h, i, x})) * key;
+          }
+          double score = scale * dot;
+          if (m.bias) {
+            llvm::ArrayRef<int64_t> bs = m.bias->shape();
+            score += m.bias->getDouble(offsetOf(
+                bs, {bs[0] == 1 ? 0 : b, bs[1] == 1 ? 0 : h, bs[2] == 1 ? 0 : i,
+                     bs[3] == 1 ? 0 : j}));
+          }
+          if (m.relBias)
+            score += m.relBias->getDouble(offsetOf(m.relBias->shape(), {h, r}));
+          if (m.alibi)
+            score -= m.alibi->getDouble(h) * double(std::abs(j - ia));
+          s[j] = score;
+          rowMax = std::max(rowMax, score);
+        }
+
+        std::fill(acc.begin(), acc.end(), 0.0);
+        double sum = 0;
+        if (rowMax != kNegInf) {
+          for (int64_t j = 0; j < lk; ++j) {
+            if (s[j] == kNegInf)
+              continue;
+            double p = std::exp(s[j] - rowMax);
+            sum += p;
+            for (int64_t x = 0; x < ev; ++x)
+              acc[x] += p * v.getDouble(offsetOf(v.shape(), {b, kh, j, x}));
+          }
+        }
+        for (int64_t x = 0; x < ev; ++x)
+          out.setDouble(offsetOf(out.shape(), {b, h, i, x}), sum > 0 ? acc[x] / sum : 0.0);
+        if (lse)
+          lse->setDouble(offsetOf(lse->shape(), {b, h, i}),
+                         sum > 0 ? rowMax + std::log(sum) : kNegInf);
+      }
+}
+
+/// y[b, h, l, c] = sum_d x[b, l, d] * w[row0 + h*hd + c, d] (+ bias[row0 + ...]).
+static HostTensor projectHeads(const HostTensor &x, const HostTensor &w,
+                               const HostTensor *bias, int64_t row0, int64_t heads,
+                               int64_t hd) {
+  int64_t nb = x.shape()[0], len = x.shape()[1], dim = x.shape()[2];
+  HostTensor y(DType::f32, {nb, heads, len, hd});
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t l = 0; l < len; ++l)
+        for (int64_t c = 0; c < hd; ++c) {
+          int64_t row = row0 + h * hd + c;
+          double acc = bias ? bias->getDouble(row) : 0.0;
+          for (int64_t d = 0; d < dim; ++d)
+            acc += x.getDouble(offsetOf(x.shape(), {b, l, d})) *
+                   w.getDouble(offsetOf(w.shape(), {row, d}));
+          y.setDouble(offsetOf(y.shape(), {b, h, l, c}), acc);
+        }
+  return y;
+}
+
+void reference::mha(const MhaArgs &a, HostTensor &out) {
+  int64_t nb = a.query->shape()[0], lq = a.query->shape()[1],
+          dim = a.query->shape()[2];
+  int64_t hd = dim / a.numHeads, kvDim = a.numKvHeads * hd;
+  HostTensor q = projectHeads(*a.query, *a.inProjWeight, a.inProjBias, 0, a.numHeads, hd);
+  HostTensor k =
+      projectHeads(*a.key, *a.inProjWeight, a.inProjBias, dim, a.numKvHeads, hd);
+  HostTensor v = projectHeads(*a.value, *a.inProjWeight, a.inProjBias, dim + kvDim,
+                              a.numKvHeads, hd);
+  HostTensor attn(DType::f32, {nb, a.numHeads, lq, hd});
+  sdpa(q, k, v, a.mask, attn, nullptr);
+
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t l = 0; l < lq; ++l)
+      for (int64_t o = 0; o < dim; ++o) {
+        double acc = a.outProjBias ? a.outProjBias->getDouble(o) : 0.0;
+        for (int64_t h = 0; h < a.numHeads; ++h)
+          for (int64_t c = 0; c < hd; ++c)
+            acc += attn.getDouble(offsetOf(attn.shape(), {b, h, l, c})) *
+                   a.outProjWeight->getDouble(offsetOf({dim, dim}, {o, h * hd + c}));
+        out.setDouble(offsetOf(out.shape(), {b, l, o}), acc);
+      }
+}
+
+void reference::gat(const GatArgs &a, HostTensor &out) {
+  int64_t n = a.x->shape()[0], f = a.x->shape()[1];
+  int64_t heads = a.attSrc->shape()[0], ch = a.attSrc->shape()[1];
+  int64_t hc = heads * ch;
+
+  // z = x W^T, and the per-node attention logits of both ends.
+  std::vector<double> z(n * hc), aSrc(n * heads, 0.0), aDst(n * heads, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = 0; o < hc; ++o) {
+      double acc = 0;
+      for (int64_t x = 0; x < f; ++x)
+        acc += a.x->getDouble(i * f + x) * a.weight->getDouble(o * f + x);
+      z[i * hc + o] = acc;
+    }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t c = 0; c < ch; ++c) {
+        aSrc[i * heads + h] += a.attSrc->getDouble(h * ch + c) * z[i * hc + h * ch + c];
+        aDst[i * heads + h] += a.attDst->getDouble(h * ch + c) * z[i * hc + h * ch + c];
+      }
+
+  int64_t outDim = a.concat ? hc : ch;
+  std::vector<int64_t> sources;
+  std::vector<double> logits, acc(hc);
+  for (int64_t i = 0; i < n; ++i) {
+    // In-edges of i, PyG-style: with self loops, drop existing ones, add one.
+    sources.clear();
+    for (int64_t e = a.rowPtr->getInt(i), end = a.rowPtr->getInt(i + 1); e < end; ++e) {
+      int64_t j = a.colIdx->getInt(e);
+      if (j < 0 || j >= n || (a.addSelfLoops && j == i))
+        continue;
+      sources.push_back(j);
+    }
+    if (a.addSelfLoops)
+      sources.push_back(i);
+
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int64_t h = 0; h < heads; ++h) {
+      logits.clear();
+      double maxLogit = kNegInf;
+      for (int64_t j : sources) {
+        double e = aDst[i * heads + h] + aSrc[j * heads + h];
+        e = e > 0 ? e : a.negativeSlope * e;
+        logits.push_back(e);
+        maxLogit = std::max(maxLogit, e);
+      }
+      double sum = 0;
+      for (double &l : logits)
+        sum += (l = std::exp(l - maxLogit));
+      for (size_t s = 0; s < sources.size(); ++s)
+        for (int64_t c = 0; c < ch; ++c)
+          acc[h * ch + c] += logits[s] / sum * z[sources[s] * hc + h * ch + c];
+    }
+    for (int64_t o = 0; o < outDim; ++o) {
+      double val = 0;
+      if (a.concat) {
+        val = acc[o];
+      } else {
+        for (int64_t h = 0; h < heads; ++h)
+          val += acc[h * ch + o];
+        val /= double(heads);
+      }
+      if (a.bias)
+        val += a.bias->getDouble(o);
+      out.setDouble(i * outDim + o, val);
+    }
+  }
+}

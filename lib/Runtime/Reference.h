@@ -1,0 +1,66 @@
+//===- Reference.h - naive C++ attention kernels (test oracle) --*- C++ -*-===//
+//
+// Plain loops, double-precision accumulation, written from the math in
+// DESIGN.md section 1 and independently of every MLIR lowering. Used only as
+// the oracle in tests and as a benchmark peer; never on the compiled path.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_RUNTIME_REFERENCE_H
+#define ATTN_LIB_RUNTIME_REFERENCE_H
+
+#include "lib/Runtime/Tensor.h"
+
+#include <optional>
+
+namespace mlir::attn::reference {
+
+enum class Mask { dense, causal, local, causalLocal, graph };
+
+/// Mask and score-modification inputs shared by sdpa and mha. Null tensors
+/// are absent.
+struct MaskArgs {
+  Mask mask = Mask::dense;
+  int64_t windowLeft = 0;
+  std::optional<int64_t> windowRight;
+  int64_t relClip = 0;
+  std::optional<double> scale; ///< Default 1/sqrt(E).
+  const HostTensor *kvLengths = nullptr; ///< [B]
+  const HostTensor *bias = nullptr;      ///< [B|1, H|1, Lq|1, Lk|1]
+  const HostTensor *relBias = nullptr;   ///< [H, 2R+1]
+  const HostTensor *relKey = nullptr;    ///< [2R+1, E]
+  const HostTensor *alibi = nullptr;     ///< [H]
+  const HostTensor *rowPtr = nullptr;    ///< [Lq+1]
+  const HostTensor *colIdx = nullptr;    ///< [nnz]
+};
+
+/// q [B,H,Lq,E], k [B,Hkv,Lk,E], v [B,Hkv,Lk,Ev] -> out [B,H,Lq,Ev] (f32),
+/// and lse [B,H,Lq] when `lse` is non-null.
+void sdpa(const HostTensor &q, const HostTensor &k, const HostTensor &v,
+          const MaskArgs &mask, HostTensor &out, HostTensor *lse);
+
+/// PyTorch-packed multi-head attention (batch first): query [B,Lq,D],
+/// key/value [B,Lk,D], inProjWeight [D+2*Hkv*hd, D] -> out [B,Lq,D].
+struct MhaArgs {
+  const HostTensor *query, *key, *value;
+  const HostTensor *inProjWeight, *inProjBias = nullptr;
+  const HostTensor *outProjWeight, *outProjBias = nullptr;
+  int64_t numHeads, numKvHeads;
+  MaskArgs mask;
+};
+void mha(const MhaArgs &args, HostTensor &out);
+
+/// GATConv: x [N,F], weight [H*C,F], attSrc/attDst [H,C], CSR of in-edges
+/// -> out [N,H*C] (concat) or [N,C] (mean).
+struct GatArgs {
+  const HostTensor *x, *weight, *attSrc, *attDst, *rowPtr, *colIdx;
+  const HostTensor *bias = nullptr;
+  double negativeSlope = 0.2;
+  bool concat = true;
+  bool addSelfLoops = true;
+};
+void gat(const GatArgs &args, HostTensor &out);
+
+} // namespace mlir::attn::reference
+
+#endif // ATTN_LIB_RUNTIME_REFERENCE_H

@@ -1,0 +1,278 @@
+//===- Tensor.cpp - host tensors and .npy files ------------------------------===//
+
+#include "lib/Runtime/Tensor.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir::attn;
+using llvm::createStringError;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+size_t mlir::attn::dtypeSize(DType t) {
+  switch (t) {
+  case DType::f32:
+  case DType::i32:
+    return 4;
+  case DType::f64:
+  case DType::i64:
+    return 8;
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+StringRef mlir::attn::dtypeName(DType t) {
+  switch (t) {
+  case DType::f32:
+    return "f32";
+  case DType::f64:
+    return "f64";
+  case DType::i32:
+    return "i32";
+  case DType::i64:
+    return "i64";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+void HostTensor::AlignedFree::operator()(void *p) const { std::free(p); }
+
+HostTensor::HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape)
+    : type(dtype), dims(shape.begin(), shape.end()) {
+  size_t bytes = (numBytes() + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, bytes ? bytes : 64);
+  if (!p)
+    llvm::report_fatal_error("out of memory allocating a host tensor");
+  std::memset(p, 0, bytes ? bytes : 64);
+  storage.reset(p);
+}
+
+int64_t HostTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+double HostTensor::getDouble(int64_t i) const {
+  switch (type) {
+  case DType::f32:
+    return as<float>()[i];
+  case DType::f64:
+    return as<double>()[i];
+  case DType::i32:
+    return as<int32_t>()[i];
+  case DType::i64:
+    return static_cast<double>(as<int64_t>()[i]);
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+int64_t HostTensor::getInt(int64_t i) const {
+  switch (type) {
+  case DType::i32:
+    return as<int32_t>()[i];
+  case DType::i64:
+    return as<int64_t>()[i];
+  default:
+    return static_cast<int64_t>(getDouble(i));
+  }
+}
+
+void HostTensor::setDouble(int64_t i, double v) {
+  switch (type) {
+  case DType::f32:
+    as<float>()[i] = static_cast<float>(v);
+    return;
+  case DType::f64:
+    as<double>()[i] = v;
+    return;
+  case DType::i32:
+  case DType::i64:
+    setInt(i, static_cast<int64_t>(v));
+    return;
+  }
+}
+
+void HostTensor::setInt(int64_t i, int64_t v) {
+  switch (type) {
+  case DType::i32:
+    as<int32_t>()[i] = static_cast<int32_t>(v);
+    return;
+  case DType::i64:
+    as<int64_t>()[i] = v;
+    return;
+  default:
+    setDouble(i, static_cast<double>(v));
+  }
+}
+
+HostTensor HostTensor::clone() const {
+  HostTensor copy(type, dims);
+  std::memcpy(copy.data(), data(), numBytes());
+  return copy;
+}
+
+std::string HostTensor::typeString() const {
+  std::string s;
+  for (int64_t d : dims)
+    s += std::to_string(d) + "x";
+  return s + dtypeName(type).str();
+}
+
+//===----------------------------------------------------------------------===//
+// .npy
+//===----------------------------------------------------------------------===//
+
+static const char kMagic[] = "\x93NUMPY";
+
+static StringRef npyDescr(DType t) {
+  switch (t) {
+  case DType::f32:
+    return "<f4";
+  case DType::f64:
+    return "<f8";
+  case DType::i32:
+    return "<i4";
+  case DType::i64:
+    return "<i8";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+/// Extracts the value of `'key':` from a .npy header dict.
+static Expected<StringRef> headerField(StringRef header, StringRef key,
+                                       StringRef path) {
+  size_t pos = header.find(("'" + key + "'").str());
+  if (pos == StringRef::npos)
+    return createStringError("%s: .npy header has no '%s' field",
+                             path.str().c_str(), key.str().c_str());
+  StringRef rest = header.drop_front(pos + key.size() + 2).ltrim();
+  if (!rest.consume_front(":"))
+    return createStringError("%s: malformed .npy header near '%s'",
+                             path.str().c_str(), key.str().c_str());
+  return rest.ltrim();
+}
+
+Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
+  auto bufOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  if (!bufOr)
+    return createStringError(bufOr.getError(), "%s: cannot open: %s",
+                             path.str().c_str(), bufOr.getError().message().c_str());
+  StringRef data = (*bufOr)->getBuffer();
+  std::string p = path.str();
+  if (data.size() < 10 || !data.starts_with(StringRef(kMagic, 6)))
+    return createStringError("%s: not a .npy file (bad magic)", p.c_str());
+  uint8_t major = data[6];
+  size_t headerLen, offset;
+  if (major == 1) {
+    headerLen = uint8_t(data[8]) | (size_t(uint8_t(data[9])) << 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (data.size() < 12)
+      return createStringError("%s: truncated .npy header", p.c_str());
+    headerLen = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLen |= size_t(uint8_t(data[8 + i])) << (8 * i);
+    offset = 12;
+  } else {
+    return createStringError("%s: unsupported .npy version %d", p.c_str(), major);
+  }
+  if (data.size() < offset + headerLen)
+    return createStringError("%s: truncated .npy header", p.c_str());
+  StringRef header = data.substr(offset, headerLen);
+
+  auto descr = headerField(header, "descr", path);
+  if (!descr)
+    return descr.takeError();
+  DType dtype;
+  if (descr->starts_with("'<f4'") || descr->starts_with("'float32'"))
+    dtype = DType::f32;
+  else if (descr->starts_with("'<f8'"))
+    dtype = DType::f64;
+  else if (descr->starts_with("'<i4'"))
+    dtype = DType::i32;
+  else if (descr->starts_with("'<i8'"))
+    dtype = DType::i64;
+  else
+    return createStringError("%s: unsupported dtype %s (expected <f4, <f8, <i4 "
+                             "or <i8)",
+                             p.c_str(), descr->take_until([](char c) {
+                                               return c == ',';
+                                             }).str().c_str());
+
+  auto order = headerField(header, "fortran_order", path);
+  if (!order)
+    return order.takeError();
+  if (!order->starts_with("False"))
+    return createStringError("%s: Fortran-order arrays are not supported",
+                             p.c_str());
+
+  auto shapeField = headerField(header, "shape", path);
+  if (!shapeField)
+    return shapeField.takeError();
+  StringRef shapeStr = *shapeField;
+  if (!shapeStr.consume_front("("))
+    return createStringError("%s: malformed shape in .npy header", p.c_str());
+  shapeStr = shapeStr.take_until([](char c) { return c == ')'; });
+  llvm::SmallVector<int64_t> shape;
+  llvm::SmallVector<StringRef> parts;
+  shapeStr.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef part : parts) {
+    part = part.trim();
+    if (part.empty())
+      continue;
+    int64_t d;
+    if (part.getAsInteger(10, d) || d < 0)
+      return createStringError("%s: bad dimension '%s' in .npy shape", p.c_str(),
+                               part.str().c_str());
+    shape.push_back(d);
+  }
+
+  HostTensor t(dtype, shape);
+  size_t dataOffset = offset + headerLen;
+  if (data.size() - dataOffset != t.numBytes())
+    return createStringError(
+        "%s: expected %zu data bytes for shape %s, found %zu", p.c_str(),
+        t.numBytes(), t.typeString().c_str(), data.size() - dataOffset);
+  std::memcpy(t.data(), data.data() + dataOffset, t.numBytes());
+  return t;
+}
+
+Error mlir::attn::writeNpy(StringRef path, const HostTensor &tensor) {
+  // NumPy's tuple syntax: "()", "(n,)", "(a, b)".
+  std::string shape = "(";
+  llvm::ListSeparator sep(", ");
+  for (int64_t d : tensor.shape())
+    shape += std::string(StringRef(sep)) + std::to_string(d);
+  shape += tensor.rank() == 1 ? ",)" : ")";
+  std::string header = "{'descr': '" + npyDescr(tensor.dtype()).str() +
+                       "', 'fortran_order': False, 'shape': " + shape;
+  header += ", }";
+  // Pad so that magic + version + length + header is a multiple of 64.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return createStringError(ec, "%s: cannot write: %s", path.str().c_str(),
+                             ec.message().c_str());
+  os.write(kMagic, 6);
+  os << char(1) << char(0) << char(header.size() & 0xff)
+     << char((header.size() >> 8) & 0xff) << header;
+  os.write(static_cast<const char *>(tensor.data()), tensor.numBytes());
+  os.close();
+  if (os.has_error())
+    return createStringError(os.error(), "%s: write failed", path.str().c_str());
+  return Error::success();
+}

@@ -1,0 +1,75 @@
+//===- Tensor.h - host tensors and .npy files -------------------*- C++ -*-===//
+//
+// A dense, C-order host tensor that the JIT runtime hands to compiled code as
+// a memref descriptor, and the .npy reader/writer that moves tensors in and
+// out of NumPy/PyTorch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_RUNTIME_TENSOR_H
+#define ATTN_LIB_RUNTIME_TENSOR_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace mlir::attn {
+
+enum class DType { f32, f64, i32, i64 };
+
+/// Size in bytes of one element.
+size_t dtypeSize(DType t);
+/// "f32", "i64", ...
+llvm::StringRef dtypeName(DType t);
+
+/// A dense row-major tensor owning 64-byte-aligned storage.
+class HostTensor {
+public:
+  HostTensor() = default;
+  HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape);
+
+  DType dtype() const { return type; }
+  llvm::ArrayRef<int64_t> shape() const { return dims; }
+  int64_t rank() const { return dims.size(); }
+  int64_t numElements() const;
+  size_t numBytes() const { return numElements() * dtypeSize(type); }
+
+  void *data() { return storage.get(); }
+  const void *data() const { return storage.get(); }
+  template <typename T> T *as() { return static_cast<T *>(data()); }
+  template <typename T> const T *as() const { return static_cast<const T *>(data()); }
+
+  /// Element `i` (flat index) converted to double / int64, whatever the dtype.
+  double getDouble(int64_t i) const;
+  int64_t getInt(int64_t i) const;
+  void setDouble(int64_t i, double v);
+  void setInt(int64_t i, int64_t v);
+
+  /// A deep copy.
+  HostTensor clone() const;
+
+  /// "2x8x128x64xf32".
+  std::string typeString() const;
+
+private:
+  struct AlignedFree {
+    void operator()(void *p) const;
+  };
+  DType type = DType::f32;
+  llvm::SmallVector<int64_t, 4> dims;
+  std::unique_ptr<void, AlignedFree> storage;
+};
+
+/// Reads a .npy file (format v1/v2/v3, C order, little-endian f4/f8/i4/i8).
+llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
+/// Writes `tensor` as a version-1 .npy file.
+llvm::Error writeNpy(llvm::StringRef path, const HostTensor &tensor);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_RUNTIME_TENSOR_H

@@ -1,0 +1,280 @@
+//===- LinalgBuilders.cpp - math pieces shared by the lowerings -------------===//
+
+#include "lib/Transforms/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+ArrayRef<int64_t> mlir::attn::getShape(Value tensor) {
+  return cast<RankedTensorType>(tensor.getType()).getShape();
+}
+
+static Type getElementType(Value tensor) {
+  return cast<RankedTensorType>(tensor.getType()).getElementType();
+}
+
+AffineMap mlir::attn::dimsMap(MLIRContext *ctx, unsigned numDims,
+                              ArrayRef<unsigned> results) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : results)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+Value mlir::attn::buildFloatConstant(OpBuilder &b, Location loc, Type type,
+                                     double value) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+static Value buildEmpty(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                        Type elemType) {
+  return tensor::EmptyOp::create(b, loc, shape, elemType);
+}
+
+static Value buildFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                         Type elemType, Value fillValue) {
+  Value empty = buildEmpty(b, loc, shape, elemType);
+  return linalg::FillOp::create(b, loc, ValueRange{fillValue}, ValueRange{empty})
+      .getResult(0);
+}
+
+static SmallVector<utils::IteratorType> iteratorsFor(AffineMap outMap) {
+  SmallVector<utils::IteratorType> iters;
+  for (unsigned d = 0; d < outMap.getNumDims(); ++d)
+    iters.push_back(outMap.isFunctionOfDim(d) ? utils::IteratorType::parallel
+                                              : utils::IteratorType::reduction);
+  return iters;
+}
+
+Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
+                                   AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                                   ArrayRef<int64_t> outShape, AffineMap outMap) {
+  Type elemType = getElementType(lhs);
+  Value zero = buildFloatConstant(b, loc, elemType, 0.0);
+  Value init = buildFilled(b, loc, outShape, elemType, zero);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{lhs, rhs}, ValueRange{init},
+      ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iteratorsFor(outMap),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value prod = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nb, nloc, args[2], prod);
+        linalg::YieldOp::create(nb, nloc, sum);
+      });
+  return generic.getResult(0);
+}
+
+Value mlir::attn::buildBroadcastAdd(OpBuilder &b, Location loc, Value value,
+                                    Value bias, AffineMap biasMap) {
+  ArrayRef<int64_t> shape = getShape(value);
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(shape.size(), ctx);
+  Value init = buildEmpty(b, loc, shape, getElementType(value));
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{value, bias}, ValueRange{init},
+      ArrayRef<AffineMap>{id, biasMap, id},
+      SmallVector<utils::IteratorType>(shape.size(), utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc,
+                                arith::AddFOp::create(nb, nloc, args[0], args[1])
+                                    .getResult());
+      });
+  return generic.getResult(0);
+}
+
+static SmallVector<ReassociationIndices>
+toReassociation(ArrayRef<SmallVector<int64_t, 2>> groups) {
+  SmallVector<ReassociationIndices> r;
+  for (const auto &g : groups)
+    r.push_back(ReassociationIndices(g.begin(), g.end()));
+  return r;
+}
+
+Value mlir::attn::buildExpand(OpBuilder &b, Location loc, Value src,
+                              ArrayRef<int64_t> shape,
+                              ArrayRef<SmallVector<int64_t, 2>> reassociation) {
+  auto type = RankedTensorType::get(shape, getElementType(src));
+  return tensor::ExpandShapeOp::create(b, loc, type, src,
+                                       toReassociation(reassociation));
+}
+
+Value mlir::attn::buildCollapse(OpBuilder &b, Location loc, Value src,
+                                ArrayRef<SmallVector<int64_t, 2>> reassociation) {
+  return tensor::CollapseShapeOp::create(b, loc, src,
+                                         toReassociation(reassociation));
+}
+
+MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
+                                             Value scores, Value weights,
+                                             AffineMap weightsMap) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = getShape(scores);
+  unsigned rank = shape.size();
+  Type f = getElementType(scores);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap rowMap = id.dropResult(rank - 1);
+  ArrayRef<int64_t> rowShape = shape.drop_back();
+  SmallVector<utils::IteratorType> reduceIters(rank, utils::IteratorType::parallel);
+  reduceIters.back() = utils::IteratorType::reduction;
+  SmallVector<utils::IteratorType> rowIters(rank - 1, utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> allParallel(rank, utils::IteratorType::parallel);
+
+  Value negInf =
+      buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+  Value zero = buildFloatConstant(b, loc, f, 0.0);
+
+  // m = max_j s_j (stays -inf for a fully masked row).
+  Value maxInit = buildFilled(b, loc, rowShape, f, negInf);
+  Value rowMax =
+      linalg::GenericOp::create(
+          b, loc, maxInit.getType(), ValueRange{scores}, ValueRange{maxInit},
+          ArrayRef<AffineMap>{id, rowMap}, reduceIters,
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::MaximumFOp::create(nb, nloc, args[0], args[1]).getResult());
+          })
+          .getResult(0);
+
+  // p_j = w_j * exp(s_j - m), and 0 where m = -inf (guards -inf - -inf).
+  SmallVector<Value> expInputs{scores, rowMax};
+  SmallVector<AffineMap> expMaps{id, rowMap};
+  if (weights) {
+    expInputs.push_back(weights);
+    expMaps.push_back(weightsMap);
+  }
+  expMaps.push_back(id);
+  Value expInit = buildEmpty(b, loc, shape, f);
+  bool weighted = static_cast<bool>(weights);
+  Value exps =
+      linalg::GenericOp::create(
+          b, loc, expInit.getType(), expInputs, ValueRange{expInit}, expMaps,
+          allParallel,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value diff = arith::SubFOp::create(nb, nloc, args[0], args[1]);
+            Value e = math::ExpOp::create(nb, nloc, diff);
+            if (weighted)
+              e = arith::MulFOp::create(nb, nloc, e, args[2]);
+            Value rowMasked = arith::CmpFOp::create(
+                nb, nloc, arith::CmpFPredicate::OEQ, args[1], negInf);
+            linalg::YieldOp::create(
+                nb, nloc, arith::SelectOp::create(nb, nloc, rowMasked, zero, e)
+                              .getResult());
+          })
+          .getResult(0);
+
+  // l = sum_j p_j.
+  Value sumInit = buildFilled(b, loc, rowShape, f, zero);
+  Value rowSum =
+      linalg::GenericOp::create(
+          b, loc, sumInit.getType(), ValueRange{exps}, ValueRange{sumInit},
+          ArrayRef<AffineMap>{id, rowMap}, reduceIters,
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nloc, arith::AddFOp::create(nb, nloc, args[0], args[1]).getResult());
+          })
+          .getResult(0);
+
+  // probs = p / l, and 0 on empty rows (l = 0).
+  Value probInit = buildEmpty(b, loc, shape, f);
+  Value probs =
+      linalg::GenericOp::create(
+          b, loc, probInit.getType(), ValueRange{exps, rowSum},
+          ValueRange{probInit}, ArrayRef<AffineMap>{id, rowMap, id}, allParallel,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                                args[1], zero);
+            Value p = arith::DivFOp::create(nb, nloc, args[0], args[1]);
+            linalg::YieldOp::create(
+                nb, nloc, arith::SelectOp::create(nb, nloc, empty, zero, p).getResult());
+          })
+          .getResult(0);
+
+  // lse = m + log(l), and -inf on empty rows.
+  Value lseInit = buildEmpty(b, loc, rowShape, f);
+  AffineMap rowId = AffineMap::getMultiDimIdentityMap(rank - 1, ctx);
+  Value lse =
+      linalg::GenericOp::create(
+          b, loc, lseInit.getType(), ValueRange{rowMax, rowSum}, ValueRange{lseInit},
+          ArrayRef<AffineMap>{rowId, rowId, rowId}, rowIters,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                                args[1], zero);
+            Value log = math::LogOp::create(nb, nloc, args[1]);
+            Value v = arith::AddFOp::create(nb, nloc, args[0], log);
+            linalg::YieldOp::create(
+                nb, nloc, arith::SelectOp::create(nb, nloc, empty, negInf, v).getResult());
+          })
+          .getResult(0);
+  return {probs, lse};
+}
+
+Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
+                                    Value colIdx, int64_t rows, int64_t cols,
+                                    Type elemType, bool skipDiagonal) {
+  bool boolean = elemType.isInteger(1);
+  Value init =
+      boolean ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult()
+              : buildFloatConstant(b, loc, elemType, 0.0);
+  Value dense = buildFilled(b, loc, {rows, cols}, elemType, init);
+
+  Type indexType = b.getIndexType();
+  auto toIndex = [&](OpBuilder &nb, Location nloc, Value v) -> Value {
+    return arith::IndexCastOp::create(nb, nloc, indexType, v);
+  };
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value cRows = arith::ConstantIndexOp::create(b, loc, rows);
+  Value cCols = arith::ConstantIndexOp::create(b, loc, cols);
+
+  auto rowLoop = scf::ForOp::create(
+      b, loc, c0, cRows, c1, ValueRange{dense},
+      [&](OpBuilder &rb, Location rloc, Value i, ValueRange rowArgs) {
+        Value next = arith::AddIOp::create(rb, rloc, i, c1);
+        Value begin =
+            toIndex(rb, rloc, tensor::ExtractOp::create(rb, rloc, rowPtr, ValueRange{i}));
+        Value end = toIndex(rb, rloc,
+                            tensor::ExtractOp::create(rb, rloc, rowPtr, ValueRange{next}));
+        auto edgeLoop = scf::ForOp::create(
+            rb, rloc, begin, end, c1, rowArgs,
+            [&](OpBuilder &eb, Location eloc, Value e, ValueRange edgeArgs) {
+              Value j = toIndex(
+                  eb, eloc, tensor::ExtractOp::create(eb, eloc, colIdx, ValueRange{e}));
+              // Keep in-range entries only; out-of-range ones touch (i, 0)
+              // and write back what was there.
+              Value geZero = arith::CmpIOp::create(eb, eloc, arith::CmpIPredicate::sge,
+                                                   j, c0);
+              Value ltCols = arith::CmpIOp::create(eb, eloc, arith::CmpIPredicate::slt,
+                                                   j, cCols);
+              Value keep = arith::AndIOp::create(eb, eloc, geZero, ltCols);
+              if (skipDiagonal) {
+                Value offDiag = arith::CmpIOp::create(
+                    eb, eloc, arith::CmpIPredicate::ne, j, i);
+                keep = arith::AndIOp::create(eb, eloc, keep, offDiag);
+              }
+              Value jSafe = arith::SelectOp::create(eb, eloc, keep, j, c0);
+              Value old = tensor::ExtractOp::create(eb, eloc, edgeArgs[0],
+                                                    ValueRange{i, jSafe});
+              Value updated =
+                  boolean ? arith::ConstantOp::create(eb, eloc, eb.getBoolAttr(true))
+                                .getResult()
+                          : arith::AddFOp::create(
+                                eb, eloc, old,
+                                buildFloatConstant(eb, eloc, elemType, 1.0))
+                                .getResult();
+              Value val = arith::SelectOp::create(eb, eloc, keep, updated, old);
+              Value inserted = tensor::InsertOp::create(eb, eloc, val, edgeArgs[0],
+                                                        ValueRange{i, jSafe});
+              scf::YieldOp::create(eb, eloc, inserted);
+            });
+        scf::YieldOp::create(rb, rloc, edgeLoop.getResults());
+      });
+  return rowLoop.getResult(0);
+}

@@ -1,0 +1,258 @@
+//===- LowerSdpaToLinalg.cpp - reference lowering of attn.sdpa ---------------===//
+//
+// Materialises the scores: S = QK^T, one elementwise generic applies the scale,
+// the score modifications and the mask, a masked softmax normalises, and
+// O = P V. Simple and obviously right: the oracle for every faster lowering.
+//
+// Grouped-query attention is expressed without copies: the query is viewed as
+// B x Hkv x G x Lq x E, so query head h = kh * G + g reads key/value head kh.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnOps.h"
+#include "lib/Transforms/LinalgBuilders.h"
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Iteration dims of the 5-d score space B x Hkv x G x Lq x Lk.
+enum ScoreDim : unsigned { kB = 0, kKh, kG, kI, kJ };
+
+/// Sizes of one attn.sdpa, with G = H / Hkv query heads per key/value head.
+struct SdpaSizes {
+  int64_t b, h, hkv, g, lq, lk, e, ev;
+};
+
+/// Builds the elementwise generic that turns raw q.k products into final
+/// scores: scale, Shaw term, biases, ALiBi, then -inf where the mask forbids.
+class ScoreBuilder {
+public:
+  ScoreBuilder(SdpaOp op, const SdpaSizes &sz, Value qk, Value shaw,
+               Value graphMask)
+      : op(op), sz(sz), qk(qk), shaw(shaw), graphMask(graphMask) {}
+
+  Value build(OpBuilder &b, Location loc) {
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(5, ctx);
+    SmallVector<Value> inputs{qk};
+    SmallVector<AffineMap> maps{id};
+    if (Value bias = op.getBias()) {
+      biasArg = inputs.size();
+      inputs.push_back(expandBias(b, loc, bias));
+      maps.push_back(biasMap(ctx));
+    }
+    if (graphMask) {
+      maskArg = inputs.size();
+      inputs.push_back(graphMask);
+      maps.push_back(dimsMap(ctx, 5, {kI, kJ}));
+    }
+    maps.push_back(id);
+    Type f = op.getQuery().getType().getElementType();
+    Value init =
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{sz.b, sz.hkv, sz.g, sz.lq, sz.lk}, f);
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), inputs, ValueRange{init}, maps,
+               SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
+               })
+        .getResult(0);
+  }
+
+private:
+  /// Views the B' x H' x Lq' x Lk' bias as B' x Hkv' x G' x Lq' x Lk'.
+  Value expandBias(OpBuilder &b, Location loc, Value bias) {
+    ArrayRef<int64_t> s = getShape(bias);
+    bool fullHeads = s[1] != 1;
+    return buildExpand(b, loc, bias,
+                       {s[0], fullHeads ? sz.hkv : 1, fullHeads ? sz.g : 1, s[2], s[3]},
+                       {{0}, {1, 2}, {3}, {4}});
+  }
+
+  /// Reads the expanded bias, broadcasting its size-1 dims.
+  AffineMap biasMap(MLIRContext *ctx) {
+    ArrayRef<int64_t> s = getShape(op.getBias());
+    int64_t expanded[5] = {s[0], s[1] == 1 ? 1 : sz.hkv, s[1] == 1 ? 1 : sz.g, s[2],
+                           s[3]};
+    int64_t full[5] = {sz.b, sz.hkv, sz.g, sz.lq, sz.lk};
+    SmallVector<AffineExpr> exprs;
+    for (unsigned d = 0; d < 5; ++d)
+      exprs.push_back(expanded[d] == 1 && full[d] != 1
+                          ? getAffineConstantExpr(0, ctx)
+                          : getAffineDimExpr(d, ctx));
+    return AffineMap::get(5, 0, exprs, ctx);
+  }
+
+  Value index(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+
+  Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+
+  Value body(OpBuilder &b, Location loc, ValueRange args) {
+    Type f = args[0].getType();
+    Value bIdx = linalg::IndexOp::create(b, loc, kB);
+    Value kh = linalg::IndexOp::create(b, loc, kKh);
+    Value g = linalg::IndexOp::create(b, loc, kG);
+    Value i = linalg::IndexOp::create(b, loc, kI);
+    Value j = linalg::IndexOp::create(b, loc, kJ);
+    // Query head and the query's absolute position (bottom-right aligned).
+    Value h = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, kh, index(b, loc, sz.g)), g);
+    Value ia = arith::AddIOp::create(b, loc, i, index(b, loc, sz.lk - sz.lq));
+    Value dist = arith::SubIOp::create(b, loc, j, ia);
+
+    Value relIdx;
+    if (std::optional<uint64_t> clip = op.getRelClip()) {
+      int64_t r = static_cast<int64_t>(*clip);
+      Value clipped = arith::MaxSIOp::create(
+          b, loc, arith::MinSIOp::create(b, loc, dist, index(b, loc, r)),
+          index(b, loc, -r));
+      relIdx = arith::AddIOp::create(b, loc, clipped, index(b, loc, r));
+    }
+
+    Value s = args[0];
+    if (shaw) {
+      Value qa = tensor::ExtractOp::create(b, loc, shaw,
+                                           ValueRange{bIdx, kh, g, i, relIdx});
+      s = arith::AddFOp::create(b, loc, s, qa);
+    }
+    s = arith::MulFOp::create(b, loc, s,
+                              buildFloatConstant(b, loc, f, op.getEffectiveScale()));
+    if (biasArg)
+      s = arith::AddFOp::create(b, loc, s, args[*biasArg]);
+    if (Value table = op.getRelBias())
+      s = arith::AddFOp::create(
+          b, loc, s, tensor::ExtractOp::create(b, loc, table, ValueRange{h, relIdx}));
+    if (Value slopes = op.getAlibiSlopes()) {
+      Value slope = tensor::ExtractOp::create(b, loc, slopes, ValueRange{h});
+      Value absDist = arith::MaxSIOp::create(
+          b, loc, dist, arith::SubIOp::create(b, loc, index(b, loc, 0), dist));
+      Value absF = arith::SIToFPOp::create(
+          b, loc, f, arith::IndexCastOp::create(b, loc, b.getI64Type(), absDist));
+      s = arith::SubFOp::create(b, loc, s, arith::MulFOp::create(b, loc, slope, absF));
+    }
+
+    Value allowed = allowedPredicate(b, loc, args, bIdx, ia, j);
+    if (!allowed)
+      return s;
+    Value negInf =
+        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+    return arith::SelectOp::create(b, loc, allowed, s, negInf);
+  }
+
+  /// The conjunction of every mask that applies, or null when all keys are allowed.
+  Value allowedPredicate(OpBuilder &b, Location loc, ValueRange args, Value bIdx,
+                         Value ia, Value j) {
+    SmallVector<Value> conds;
+    MaskKind mask = op.getMask();
+    if (mask == MaskKind::causal || mask == MaskKind::causal_local)
+      conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, j, ia));
+    if (mask == MaskKind::local || mask == MaskKind::causal_local) {
+      Value lo = arith::SubIOp::create(
+          b, loc, ia, index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
+      conds.push_back(cmp(b, loc, arith::CmpIPredicate::sge, j, lo));
+      if (std::optional<uint64_t> right = op.getWindowRight()) {
+        Value hi = arith::AddIOp::create(b, loc, ia,
+                                         index(b, loc, static_cast<int64_t>(*right)));
+        conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, j, hi));
+      }
+    }
+    if (Value lengths = op.getKvLengths()) {
+      Value len = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          tensor::ExtractOp::create(b, loc, lengths, ValueRange{bIdx}));
+      conds.push_back(cmp(b, loc, arith::CmpIPredicate::slt, j, len));
+    }
+    if (maskArg)
+      conds.push_back(args[*maskArg]);
+    if (conds.empty())
+      return {};
+    Value all = conds.front();
+    for (Value c : ArrayRef<Value>(conds).drop_front())
+      all = arith::AndIOp::create(b, loc, all, c);
+    return all;
+  }
+
+  SdpaOp op;
+  const SdpaSizes &sz;
+  Value qk, shaw, graphMask;
+  std::optional<unsigned> biasArg, maskArg;
+};
+
+struct LowerSdpaToLinalg : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    for (Value v : op->getOperands())
+      if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
+        return rewriter.notifyMatchFailure(op, "dynamic shapes are not supported");
+
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    ArrayRef<int64_t> q = getShape(op.getQuery()), k = getShape(op.getKey()),
+                      v = getShape(op.getValue());
+    SdpaSizes sz{q[0], q[1], k[1], q[1] / k[1], q[2], k[2], q[3], v[3]};
+
+    // Q viewed as B x Hkv x G x Lq x E.
+    Value q5 = buildExpand(rewriter, loc, op.getQuery(),
+                           {sz.b, sz.hkv, sz.g, sz.lq, sz.e}, {{0}, {1, 2}, {3}, {4}});
+
+    // QK[b,kh,g,i,j] = sum_e q5[b,kh,g,i,e] * k[b,kh,j,e]; dims (b,kh,g,i,j,e).
+    Value qk = buildContraction(
+        rewriter, loc, q5, dimsMap(ctx, 6, {kB, kKh, kG, kI, 5}), op.getKey(),
+        dimsMap(ctx, 6, {kB, kKh, kJ, 5}), {sz.b, sz.hkv, sz.g, sz.lq, sz.lk},
+        dimsMap(ctx, 6, {kB, kKh, kG, kI, kJ}));
+
+    // Shaw: QA[b,kh,g,i,r] = sum_e q5[b,kh,g,i,e] * rel_key[r,e]; the score
+    // generic gathers QA at r = clip(j - ia) + R.
+    Value shaw;
+    if (Value relKey = op.getRelKey()) {
+      int64_t numRel = getShape(relKey)[0];
+      shaw = buildContraction(rewriter, loc, q5, dimsMap(ctx, 6, {0, 1, 2, 3, 5}),
+                              relKey, dimsMap(ctx, 6, {4, 5}),
+                              {sz.b, sz.hkv, sz.g, sz.lq, numRel},
+                              dimsMap(ctx, 6, {0, 1, 2, 3, 4}));
+    }
+
+    Value graphMask;
+    if (op.getMask() == MaskKind::graph)
+      graphMask = buildDenseFromCsr(rewriter, loc, op.getRowPtr(), op.getColIdx(),
+                                    sz.lq, sz.lk, rewriter.getI1Type());
+
+    Value scores = ScoreBuilder(op, sz, qk, shaw, graphMask).build(rewriter, loc);
+    MaskedSoftmax sm = buildMaskedSoftmax(rewriter, loc, scores);
+
+    // O[b,kh,g,i,d] = sum_j P[b,kh,g,i,j] * v[b,kh,j,d]; dims (b,kh,g,i,d,j).
+    Value o5 = buildContraction(rewriter, loc, sm.probs,
+                                dimsMap(ctx, 6, {0, 1, 2, 3, 5}), op.getValue(),
+                                dimsMap(ctx, 6, {0, 1, 5, 4}),
+                                {sz.b, sz.hkv, sz.g, sz.lq, sz.ev},
+                                dimsMap(ctx, 6, {0, 1, 2, 3, 4}));
+    SmallVector<Value> results{
+        buildCollapse(rewriter, loc, o5, {{0}, {1, 2}, {3}, {4}})};
+    if (op.getLse())
+      results.push_back(buildCollapse(rewriter, loc, sm.lse, {{0}, {1, 2}, {3}}));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateLowerSdpaToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerSdpaToLinalg>(patterns.getContext());
+}

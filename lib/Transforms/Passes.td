@@ -1,0 +1,94 @@
+//===- Passes.td - passes on attn IR -----------------------*- tablegen -*-===//
+
+#ifndef ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
+  let summary = "Reference lowering of attn.sdpa, attn.mha and attn.gat to linalg";
+  let description = [{
+    Lowers every attn op to linalg on tensors, materialising the scores. It is
+    the numerical oracle of the toolkit: every faster lowering is checked
+    against it.
+
+    - `attn.mha` is first decomposed as by `attn-decompose-mha`.
+    - `attn.sdpa`: `S = Q K^T` (a 5-d contraction over the grouped-query view
+      `B x Hkv x G x Lq x E`, so GQA needs no copies), one elementwise generic
+      that applies scale, Shaw term, additive bias, relative-position bias,
+      ALiBi and the mask (`-inf`), a masked stable softmax (rows without any
+      allowed key give 0 and `lse = -inf`), then `O = P V`. A graph mask is
+      densified from its CSR into an `Lq x Lk` i1 tensor first.
+    - `attn.gat`: dense `N x N` edge counts from the CSR (self loops replaced
+      by one per node when `add_self_loops`), `H x N x N` LeakyReLU scores,
+      a count-weighted masked softmax and the aggregation `alpha z`.
+
+    Before:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+        : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+        -> tensor<1x2x8x4xf32>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %q5 = tensor.expand_shape %q [[0], [1, 2], [3], [4]] ...
+    %qk = linalg.generic {iterator_types = [parallel x 5, reduction]} ins(%q5, %k ...)
+    %s  = linalg.generic {iterator_types = [parallel x 5]} ins(%qk ...) {
+      ... linalg.index ... arith.cmpi sle ... arith.select %allowed, %scaled, %ninf
+    }
+    %m  = linalg.generic ... arith.maximumf        // row max
+    %p  = linalg.generic ... math.exp ... select   // guarded exp
+    %l  = linalg.generic ... arith.addf            // row sum
+    %pn = linalg.generic ... arith.divf ... select // normalise, 0 on empty rows
+    %o5 = linalg.generic ins(%pn, %v ...)          // P V
+    %o  = tensor.collapse_shape %o5 [[0], [1, 2], [3], [4]]
+    ```
+
+    Ops with dynamic shapes are rejected with an error naming the operand.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnDecomposeMha : Pass<"attn-decompose-mha"> {
+  let summary = "Decompose attn.mha into projections and attn.sdpa";
+  let description = [{
+    Rewrites `attn.mha` as three projections (the row blocks `[Wq; Wk; Wv]`
+    of the packed `in_proj_weight`, plus biases), an `attn.sdpa` with the
+    mha's mask options, and the output projection. Each projection writes the
+    head-split `B x heads x L x hd` layout directly, and the out-projection
+    contracts over (head, hd), so no transposes are materialised.
+
+    Before:
+
+    ```mlir
+    %y = attn.mha %x, %x, %x in_proj(%w, %b) out_proj(%wo, %bo)
+        {num_heads = 2 : i64}
+        : (tensor<1x8x16xf32>, tensor<1x8x16xf32>, tensor<1x8x16xf32>,
+           tensor<48x16xf32>, tensor<48xf32>, tensor<16x16xf32>, tensor<16xf32>)
+        -> tensor<1x8x16xf32>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %wq = tensor.extract_slice %w[0, 0] [16, 16] [1, 1]
+    %q  = linalg.generic ... -> tensor<1x2x8x8xf32>      // + bias
+    ... %k, %v likewise from rows [16, 32) and [32, 48)
+    %o  = attn.sdpa %q, %k, %v : ... -> tensor<1x2x8x8xf32>
+    %y  = linalg.generic ins(%o, %wo3 ...) -> tensor<1x8x16xf32>  // + bias
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package attn-mlir needs to build, run and test.
+# Idempotent: packages already present are skipped by apt. Run as root.
+set -euo pipefail
+
+PACKAGES=(
+  # Toolchain: MLIR/LLVM 22 (libMLIR.so dylib, mlir-tblgen, lit, FileCheck).
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libomp-22-dev
+  clang-22 lld-22 cmake ninja-build ccache
+  # Tests: GoogleTest, and PyTorch/NumPy as the numerical oracle (/usr/bin/python3).
+  libgtest-dev python3-numpy python3-torch
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi

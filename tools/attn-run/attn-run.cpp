@@ -1,0 +1,289 @@
+//===- attn-run.cpp - JIT-run attn functions and check them ------------------===//
+//
+// Parses an MLIR file, lowers it with a named pipeline, JIT-compiles it and
+// calls one function on seeded (or .npy) inputs, printing the results and the
+// time of each stage. With --check, the same function is evaluated by the
+// naive C++ reference kernels and every result is compared element-wise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Runtime/Evaluate.h"
+#include "lib/Runtime/Jit.h"
+#include "lib/Runtime/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("attn-run options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> entry("entry",
+                                  cl::desc("Function to call (default: the only "
+                                           "public function)"),
+                                  cl::cat(category));
+static cl::opt<std::string>
+    pipeline("pipeline", cl::desc("Pass pipeline that lowers the module to LLVM"),
+             cl::init("attn-reference-pipeline"), cl::cat(category));
+static cl::list<std::string>
+    inputs("input",
+           cl::desc("Argument from a .npy file, as INDEX=FILE (repeatable); the "
+                    "other arguments are generated"),
+           cl::cat(category));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
+                              cl::init(1), cl::cat(category));
+static cl::opt<double> magnitude("input-magnitude",
+                                 cl::desc("Generated floats are uniform in "
+                                          "[-m, m] (large m: large logits)"),
+                                 cl::init(1.0), cl::cat(category));
+static cl::opt<unsigned> repeat("repeat", cl::desc("Number of timed calls"),
+                                cl::init(1), cl::cat(category));
+static cl::opt<bool> check("check",
+                           cl::desc("Compare every result with the C++ reference; "
+                                    "exit 1 on mismatch"),
+                           cl::cat(category));
+static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance of --check"),
+                            cl::init(1e-5), cl::cat(category));
+static cl::opt<double> absTol("atol", cl::desc("Absolute tolerance of --check"),
+                            cl::init(1e-6), cl::cat(category));
+static cl::opt<std::string>
+    dumpDir("dump-dir",
+            cl::desc("Write inputs (argN.npy), results (resultN.npy) and, with "
+                     "--check, reference results (referenceN.npy) to DIR"),
+            cl::cat(category));
+
+/// Prints `message` as attn-run's one error line and returns exit code 1.
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "attn-run: error: " << message << "\n";
+  return 1;
+}
+
+static int fail(llvm::Error err) { return fail(llvm::toString(std::move(err))); }
+
+static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal() &&
+        (entry.empty() || func.getName() == entry))
+      candidates.push_back(func);
+  if (candidates.size() == 1)
+    return candidates.front();
+  if (!entry.empty())
+    fail("no public function @" + entry + " in " + inputFile);
+  else
+    fail(llvm::Twine(candidates.size()) + " public functions in " + inputFile +
+         "; choose one with --entry");
+  return failure();
+}
+
+/// Replaces generated arguments with the --input files.
+static llvm::Error loadInputs(std::vector<HostTensor> &args) {
+  for (const std::string &spec : inputs) {
+    auto [indexStr, path] = llvm::StringRef(spec).split('=');
+    unsigned index;
+    if (path.empty() || indexStr.getAsInteger(10, index))
+      return llvm::createStringError("--input expects INDEX=FILE.npy, got '%s'",
+                                     spec.c_str());
+    if (index >= args.size())
+      return llvm::createStringError("--input %u: the function has %zu arguments",
+                                     index, args.size());
+    llvm::Expected<HostTensor> t = readNpy(path);
+    if (!t)
+      return t.takeError();
+    args[index] = std::move(*t);
+  }
+  return llvm::Error::success();
+}
+
+static void printSummary(llvm::StringRef name, const HostTensor &t) {
+  double sum = 0, absMax = 0;
+  int64_t nonFinite = 0;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double v = t.getDouble(i);
+    if (!std::isfinite(v)) {
+      ++nonFinite;
+      continue;
+    }
+    sum += v;
+    absMax = std::max(absMax, std::fabs(v));
+  }
+  llvm::outs() << llvm::format("  %s: %s  mean %.6g  absmax %.6g", name.str().c_str(),
+                               t.typeString().c_str(),
+                               t.numElements() ? sum / double(t.numElements()) : 0.0,
+                               absMax);
+  if (nonFinite)
+    llvm::outs() << "  non-finite " << nonFinite;
+  llvm::outs() << "  first [";
+  for (int64_t i = 0, e = std::min<int64_t>(4, t.numElements()); i < e; ++i)
+    llvm::outs() << (i ? ", " : "") << llvm::format("%.6g", t.getDouble(i));
+  llvm::outs() << (t.numElements() > 4 ? ", ...]\n" : "]\n");
+}
+
+/// Element-wise |got - want| <= atol + rtol * |want|; infinities must match
+/// exactly and NaN never passes. Prints one line per result.
+static bool compare(unsigned index, const HostTensor &got, const HostTensor &want) {
+  double maxAbs = 0, maxRel = 0;
+  int64_t firstBad = -1, bad = 0;
+  for (int64_t i = 0; i < want.numElements(); ++i) {
+    double a = got.getDouble(i), w = want.getDouble(i);
+    bool ok;
+    if (std::isnan(a) || std::isnan(w) || std::isinf(a) || std::isinf(w)) {
+      ok = a == w;
+    } else {
+      double err = std::fabs(a - w);
+      maxAbs = std::max(maxAbs, err);
+      if (std::fabs(w) > absTol)
+        maxRel = std::max(maxRel, err / std::fabs(w));
+      ok = err <= absTol + relTol * std::fabs(w);
+    }
+    if (!ok && bad++ == 0)
+      firstBad = i;
+  }
+  llvm::outs() << llvm::format("  result %u: max abs err %.3g, max rel err %.3g: ",
+                               index, maxAbs, maxRel);
+  if (!bad) {
+    llvm::outs() << "OK\n";
+    return true;
+  }
+  llvm::outs() << llvm::format("MISMATCH in %lld of %lld elements; first at flat "
+                               "index %lld: got %.9g, expected %.9g\n",
+                               (long long)bad, (long long)want.numElements(),
+                               (long long)firstBad, got.getDouble(firstBad),
+                               want.getDouble(firstBad));
+  return false;
+}
+
+static llvm::Error dump(llvm::StringRef prefix, llvm::ArrayRef<const HostTensor *> ts) {
+  for (auto [i, t] : llvm::enumerate(ts)) {
+    llvm::SmallString<128> path(dumpDir);
+    llvm::sys::path::append(path, prefix + llvm::Twine(i) + ".npy");
+    if (llvm::Error err = writeNpy(path, *t))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+template <typename T>
+static std::vector<const T *> pointers(std::vector<T> &v) {
+  std::vector<const T *> ps;
+  for (T &t : v)
+    ps.push_back(&t);
+  return ps;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-run: JIT-compile an MLIR file with attn ops, run one function and "
+      "(--check) compare it with the C++ reference\n");
+
+  DialectRegistry registry;
+  registerRuntimeDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::string errorMessage;
+  auto file = openInputFile(inputFile, &errorMessage);
+  if (!file)
+    return fail(errorMessage);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // The parser has printed the error with its location.
+
+  FailureOr<func::FuncOp> func = findEntry(*module);
+  if (failed(func))
+    return 1;
+  std::string name = func->getName().str();
+
+  // Inputs: generated by role, then replaced by --input files.
+  std::vector<HostTensor> args = generateInputs(*func, seed, magnitude);
+  if (llvm::Error err = loadInputs(args))
+    return fail(std::move(err));
+  std::vector<const HostTensor *> argPtrs = pointers(args);
+  if (llvm::Error err = validateInputs(*func, argPtrs))
+    return fail(std::move(err));
+
+  // The reference runs on an untouched clone: compile() lowers in place.
+  OwningOpRef<ModuleOp> original = module->clone();
+  JitOptions options;
+  options.pipeline = pipeline;
+  auto jit = JitModule::compile(*module, options);
+  if (!jit)
+    return fail(jit.takeError());
+  auto results = (*jit)->allocateResults(name);
+  if (!results)
+    return fail(results.takeError());
+
+  std::vector<HostTensor *> in, out;
+  for (HostTensor &t : args)
+    in.push_back(&t);
+  for (HostTensor &t : *results)
+    out.push_back(&t);
+  std::vector<double> times;
+  for (unsigned r = 0; r < std::max(1u, unsigned(repeat)); ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (llvm::Error err = (*jit)->invoke(name, in, out))
+      return fail(std::move(err));
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+
+  llvm::outs() << "attn-run: @" << name << " from " << inputFile << "\n";
+  llvm::outs() << llvm::format("  lowering (%s): %.1f ms\n", pipeline.c_str(),
+                               (*jit)->timings().lowering * 1e3);
+  llvm::outs() << llvm::format("  JIT compile (LLVM -O3): %.1f ms\n",
+                               (*jit)->timings().translation * 1e3);
+  llvm::outs() << llvm::format("  run: best %.3f ms, median %.3f ms over %zu call(s)\n",
+                               times.front() * 1e3, times[times.size() / 2] * 1e3,
+                               times.size());
+  for (auto [i, t] : llvm::enumerate(*results))
+    printSummary("result " + std::to_string(i), t);
+
+  if (!dumpDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
+      return fail(dumpDir + ": " + ec.message());
+    if (llvm::Error err = dump("arg", argPtrs))
+      return fail(std::move(err));
+    if (llvm::Error err = dump("result", pointers(*results)))
+      return fail(std::move(err));
+  }
+  if (!check)
+    return 0;
+
+  auto refFunc = original->lookupSymbol<func::FuncOp>(name);
+  auto expected = evaluateWithReference(refFunc, argPtrs);
+  if (!expected)
+    return fail(expected.takeError());
+  if (!dumpDir.empty())
+    if (llvm::Error err = dump("reference", pointers(*expected)))
+      return fail(std::move(err));
+  llvm::outs() << llvm::format("check against the C++ reference (rtol %g, atol %g):\n",
+                               double(relTol), double(absTol));
+  bool allOk = true;
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(*results, *expected)))
+    allOk &= compare(i, std::get<0>(pair), std::get<1>(pair));
+  llvm::outs() << (allOk ? "CHECK PASSED\n" : "CHECK FAILED\n");
+  return allOk ? 0 : 1;
+}
