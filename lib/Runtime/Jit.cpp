@@ -85,14 +85,18 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isPrivate() || func.isExternal())
       continue;
-    for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
-                                           func.getResultTypes())) {
-      auto tensor = dyn_cast<RankedTensorType>(t);
-      if (!tensor || !tensor.hasStaticShape() || !dtypeOf(tensor.getElementType()))
-        return createStringError(
-            "function @%s: the runtime calls functions whose arguments and "
-            "results are statically shaped tensors of f32, f64, i32 or i64",
-            func.getName().str().c_str());
+    bool callable = llvm::all_of(
+        llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()),
+        [](Type t) {
+          auto tensor = dyn_cast<RankedTensorType>(t);
+          return tensor && tensor.hasStaticShape() && dtypeOf(tensor.getElementType());
+        });
+    if (!callable) {
+      jit->unsupported[func.getName()] =
+          "function @" + func.getName().str() +
+          ": the runtime calls functions whose arguments and results are "
+          "statically shaped tensors of f32, f64, i32 or i64";
+      continue;
     }
     jit->signatures[func.getName()] = func.getFunctionType();
     func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), UnitAttr::get(ctx));
@@ -140,11 +144,20 @@ const FunctionType *JitModule::signature(llvm::StringRef name) const {
   return it == signatures.end() ? nullptr : &it->second;
 }
 
+/// Why `name` cannot be called: unsupported signature, or no such function.
+static llvm::Error notCallable(const llvm::StringMap<std::string> &unsupported,
+                               llvm::StringRef name) {
+  auto it = unsupported.find(name);
+  if (it != unsupported.end())
+    return createStringError(it->second);
+  return createStringError("no public function @%s", name.str().c_str());
+}
+
 llvm::Expected<std::vector<HostTensor>>
 JitModule::allocateResults(llvm::StringRef name) const {
   const FunctionType *type = signature(name);
   if (!type)
-    return createStringError("no public function @%s", name.str().c_str());
+    return notCallable(unsupported, name);
   std::vector<HostTensor> results;
   for (Type t : type->getResults()) {
     auto tensor = cast<RankedTensorType>(t);
@@ -171,7 +184,7 @@ llvm::Error JitModule::invoke(llvm::StringRef name, llvm::ArrayRef<HostTensor *>
                               llvm::ArrayRef<HostTensor *> outputs) {
   const FunctionType *type = signature(name);
   if (!type)
-    return createStringError("no public function @%s", name.str().c_str());
+    return notCallable(unsupported, name);
   if (inputs.size() != type->getNumInputs() || outputs.size() != type->getNumResults())
     return createStringError("@%s takes %u inputs and %u results, got %zu and %zu",
                              name.str().c_str(), type->getNumInputs(),

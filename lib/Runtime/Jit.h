@@ -49,7 +49,9 @@ struct JitTimings {
 class JitModule {
 public:
   /// Lowers `module` in place with `options.pipeline` and JIT-compiles it.
-  /// Records every public function's tensor signature before lowering.
+  /// Records every public function's tensor signature before lowering;
+  /// functions whose signature the runtime cannot call are compiled but
+  /// refused by invoke() with the reason.
   static llvm::Expected<std::unique_ptr<JitModule>>
   compile(ModuleOp module, const JitOptions &options);
   ~JitModule();
@@ -71,6 +73,8 @@ private:
   JitModule() = default;
   std::unique_ptr<ExecutionEngine> engine;
   llvm::StringMap<FunctionType> signatures;
+  /// Public functions the runtime cannot call, with the reason.
+  llvm::StringMap<std::string> unsupported;
   /// Packed entry points (`void(void **)`), looked up eagerly at compile time
   /// so that the first call does not pay for code generation.
   llvm::StringMap<void (*)(void **)> entryPoints;

@@ -1,0 +1,190 @@
+// RUN: attn-run %s --all --check | FileCheck %s
+
+// JIT-compiled reference lowering of attn.sdpa against the C++ reference for
+// every mask kind and score modification (seeded inputs: kv_lengths with a
+// fully padded last batch, random CSR graphs with empty rows, ALiBi slopes).
+// attn-run exits 1 on any mismatch beyond rtol 1e-5 / atol 1e-6, and
+// infinities (lse of fully masked rows) must match exactly.
+
+// Dense, sizes that are not powers of two, Ev != E.
+// CHECK-LABEL: attn-run: @dense_odd_shapes
+// CHECK: CHECK PASSED
+func.func @dense_odd_shapes(%q: tensor<2x3x13x7xf32>, %k: tensor<2x3x13x7xf32>, %v: tensor<2x3x13x5xf32>) -> (tensor<2x3x13x5xf32>, tensor<2x3x13xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v
+      : (tensor<2x3x13x7xf32>, tensor<2x3x13x7xf32>, tensor<2x3x13x5xf32>) -> (tensor<2x3x13x5xf32>, tensor<2x3x13xf32>)
+  return %o, %l : tensor<2x3x13x5xf32>, tensor<2x3x13xf32>
+}
+
+// Explicit scale, cross-attention shape (Lq != Lk).
+// CHECK-LABEL: attn-run: @dense_scale
+// CHECK: CHECK PASSED
+func.func @dense_scale(%q: tensor<1x2x9x16xf32>, %k: tensor<1x2x21x16xf32>, %v: tensor<1x2x21x16xf32>) -> tensor<1x2x9x16xf32> {
+  %o = attn.sdpa %q, %k, %v {scale = 0.7 : f64}
+      : (tensor<1x2x9x16xf32>, tensor<1x2x21x16xf32>, tensor<1x2x21x16xf32>) -> tensor<1x2x9x16xf32>
+  return %o : tensor<1x2x9x16xf32>
+}
+
+// CHECK-LABEL: attn-run: @causal_square
+// CHECK: CHECK PASSED
+func.func @causal_square(%q: tensor<1x2x17x8xf32>, %k: tensor<1x2x17x8xf32>, %v: tensor<1x2x17x8xf32>) -> (tensor<1x2x17x8xf32>, tensor<1x2x17xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v
+      : (tensor<1x2x17x8xf32>, tensor<1x2x17x8xf32>, tensor<1x2x17x8xf32>) -> (tensor<1x2x17x8xf32>, tensor<1x2x17xf32>)
+  return %o, %l : tensor<1x2x17x8xf32>, tensor<1x2x17xf32>
+}
+
+// Lq < Lk: bottom-right aligned (KV-cache decoding).
+// CHECK-LABEL: attn-run: @causal_decode
+// CHECK: CHECK PASSED
+func.func @causal_decode(%q: tensor<2x2x5x8xf32>, %k: tensor<2x2x19x8xf32>, %v: tensor<2x2x19x8xf32>) -> (tensor<2x2x5x8xf32>, tensor<2x2x5xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<2x2x5x8xf32>, tensor<2x2x19x8xf32>, tensor<2x2x19x8xf32>) -> (tensor<2x2x5x8xf32>, tensor<2x2x5xf32>)
+  return %o, %l : tensor<2x2x5x8xf32>, tensor<2x2x5xf32>
+}
+
+// Lq > Lk: the first Lq - Lk rows see no key: output 0, lse -inf.
+// CHECK-LABEL: attn-run: @causal_fully_masked_rows
+// CHECK: CHECK PASSED
+func.func @causal_fully_masked_rows(%q: tensor<1x2x11x4xf32>, %k: tensor<1x2x6x4xf32>, %v: tensor<1x2x6x4xf32>) -> (tensor<1x2x11x4xf32>, tensor<1x2x11xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x2x11x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>) -> (tensor<1x2x11x4xf32>, tensor<1x2x11xf32>)
+  return %o, %l : tensor<1x2x11x4xf32>, tensor<1x2x11xf32>
+}
+
+// CHECK-LABEL: attn-run: @local
+// CHECK: CHECK PASSED
+func.func @local(%q: tensor<1x2x23x8xf32>, %k: tensor<1x2x23x8xf32>, %v: tensor<1x2x23x8xf32>) -> (tensor<1x2x23x8xf32>, tensor<1x2x23xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 3 : i64, window_right = 2 : i64}
+      : (tensor<1x2x23x8xf32>, tensor<1x2x23x8xf32>, tensor<1x2x23x8xf32>) -> (tensor<1x2x23x8xf32>, tensor<1x2x23xf32>)
+  return %o, %l : tensor<1x2x23x8xf32>, tensor<1x2x23xf32>
+}
+
+// CHECK-LABEL: attn-run: @local_diagonal_only
+// CHECK: CHECK PASSED
+func.func @local_diagonal_only(%q: tensor<1x1x9x4xf32>, %k: tensor<1x1x14x4xf32>, %v: tensor<1x1x14x4xf32>) -> (tensor<1x1x9x4xf32>, tensor<1x1x9xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 0 : i64, window_right = 0 : i64}
+      : (tensor<1x1x9x4xf32>, tensor<1x1x14x4xf32>, tensor<1x1x14x4xf32>) -> (tensor<1x1x9x4xf32>, tensor<1x1x9xf32>)
+  return %o, %l : tensor<1x1x9x4xf32>, tensor<1x1x9xf32>
+}
+
+// CHECK-LABEL: attn-run: @causal_local
+// CHECK: CHECK PASSED
+func.func @causal_local(%q: tensor<2x2x15x8xf32>, %k: tensor<2x1x15x8xf32>, %v: tensor<2x1x15x8xf32>) -> (tensor<2x2x15x8xf32>, tensor<2x2x15xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal_local>, window_left = 4 : i64}
+      : (tensor<2x2x15x8xf32>, tensor<2x1x15x8xf32>, tensor<2x1x15x8xf32>) -> (tensor<2x2x15x8xf32>, tensor<2x2x15xf32>)
+  return %o, %l : tensor<2x2x15x8xf32>, tensor<2x2x15xf32>
+}
+
+// CHECK-LABEL: attn-run: @causal_local_cross
+// CHECK: CHECK PASSED
+func.func @causal_local_cross(%q: tensor<1x2x6x8xf32>, %k: tensor<1x2x20x8xf32>, %v: tensor<1x2x20x8xf32>) -> (tensor<1x2x6x8xf32>, tensor<1x2x6xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal_local>, window_left = 5 : i64, window_right = 0 : i64}
+      : (tensor<1x2x6x8xf32>, tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>) -> (tensor<1x2x6x8xf32>, tensor<1x2x6xf32>)
+  return %o, %l : tensor<1x2x6x8xf32>, tensor<1x2x6xf32>
+}
+
+// The last batch is fully padded (kv_length 0).
+// CHECK-LABEL: attn-run: @padding
+// CHECK: CHECK PASSED
+func.func @padding(%q: tensor<3x2x7x8xf32>, %k: tensor<3x2x12x8xf32>, %v: tensor<3x2x12x8xf32>, %len: tensor<3xi32>) -> (tensor<3x2x7x8xf32>, tensor<3x2x7xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v kv_lengths(%len)
+      : (tensor<3x2x7x8xf32>, tensor<3x2x12x8xf32>, tensor<3x2x12x8xf32>, tensor<3xi32>) -> (tensor<3x2x7x8xf32>, tensor<3x2x7xf32>)
+  return %o, %l : tensor<3x2x7x8xf32>, tensor<3x2x7xf32>
+}
+
+// CHECK-LABEL: attn-run: @padding_causal_i64
+// CHECK: CHECK PASSED
+func.func @padding_causal_i64(%q: tensor<2x2x10x8xf32>, %k: tensor<2x2x10x8xf32>, %v: tensor<2x2x10x8xf32>, %len: tensor<2xi64>) -> (tensor<2x2x10x8xf32>, tensor<2x2x10xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v kv_lengths(%len) {mask = #attn.mask<causal>}
+      : (tensor<2x2x10x8xf32>, tensor<2x2x10x8xf32>, tensor<2x2x10x8xf32>, tensor<2xi64>) -> (tensor<2x2x10x8xf32>, tensor<2x2x10xf32>)
+  return %o, %l : tensor<2x2x10x8xf32>, tensor<2x2x10xf32>
+}
+
+// Random CSR: row 0 and other rows empty, duplicate edges.
+// CHECK-LABEL: attn-run: @graph
+// CHECK: CHECK PASSED
+func.func @graph(%q: tensor<1x2x12x8xf32>, %k: tensor<1x2x15x8xf32>, %v: tensor<1x2x15x8xf32>, %rp: tensor<13xi32>, %ci: tensor<30xi32>) -> (tensor<1x2x12x8xf32>, tensor<1x2x12xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}
+      : (tensor<1x2x12x8xf32>, tensor<1x2x15x8xf32>, tensor<1x2x15x8xf32>, tensor<13xi32>, tensor<30xi32>) -> (tensor<1x2x12x8xf32>, tensor<1x2x12xf32>)
+  return %o, %l : tensor<1x2x12x8xf32>, tensor<1x2x12xf32>
+}
+
+// CHECK-LABEL: attn-run: @graph_gqa_i64
+// CHECK: CHECK PASSED
+func.func @graph_gqa_i64(%q: tensor<2x4x9x4xf32>, %k: tensor<2x2x9x4xf32>, %v: tensor<2x2x9x4xf32>, %rp: tensor<10xi64>, %ci: tensor<40xi64>) -> tensor<2x4x9x4xf32> {
+  %o = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}
+      : (tensor<2x4x9x4xf32>, tensor<2x2x9x4xf32>, tensor<2x2x9x4xf32>, tensor<10xi64>, tensor<40xi64>) -> tensor<2x4x9x4xf32>
+  return %o : tensor<2x4x9x4xf32>
+}
+
+// CHECK-LABEL: attn-run: @bias_full
+// CHECK: CHECK PASSED
+func.func @bias_full(%q: tensor<2x2x6x8xf32>, %k: tensor<2x2x7x8xf32>, %v: tensor<2x2x7x8xf32>, %b: tensor<2x2x6x7xf32>) -> tensor<2x2x6x8xf32> {
+  %o = attn.sdpa %q, %k, %v bias(%b)
+      : (tensor<2x2x6x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x6x7xf32>) -> tensor<2x2x6x8xf32>
+  return %o : tensor<2x2x6x8xf32>
+}
+
+// CHECK-LABEL: attn-run: @bias_broadcast_heads_rows
+// CHECK: CHECK PASSED
+func.func @bias_broadcast_heads_rows(%q: tensor<2x4x6x8xf32>, %k: tensor<2x2x7x8xf32>, %v: tensor<2x2x7x8xf32>, %b: tensor<1x4x1x7xf32>) -> tensor<2x4x6x8xf32> {
+  %o = attn.sdpa %q, %k, %v bias(%b)
+      : (tensor<2x4x6x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32>, tensor<1x4x1x7xf32>) -> tensor<2x4x6x8xf32>
+  return %o : tensor<2x4x6x8xf32>
+}
+
+// CHECK-LABEL: attn-run: @bias_broadcast_batch_cols
+// CHECK: CHECK PASSED
+func.func @bias_broadcast_batch_cols(%q: tensor<2x2x6x8xf32>, %k: tensor<2x2x7x8xf32>, %v: tensor<2x2x7x8xf32>, %b: tensor<2x1x6x1xf32>) -> tensor<2x2x6x8xf32> {
+  %o = attn.sdpa %q, %k, %v bias(%b)
+      : (tensor<2x2x6x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32>, tensor<2x1x6x1xf32>) -> tensor<2x2x6x8xf32>
+  return %o : tensor<2x2x6x8xf32>
+}
+
+// CHECK-LABEL: attn-run: @rel_bias_causal
+// CHECK: CHECK PASSED
+func.func @rel_bias_causal(%q: tensor<1x3x11x8xf32>, %k: tensor<1x3x11x8xf32>, %v: tensor<1x3x11x8xf32>, %rb: tensor<3x7xf32>) -> tensor<1x3x11x8xf32> {
+  %o = attn.sdpa %q, %k, %v rel_bias(%rb) {mask = #attn.mask<causal>, rel_clip = 3 : i64}
+      : (tensor<1x3x11x8xf32>, tensor<1x3x11x8xf32>, tensor<1x3x11x8xf32>, tensor<3x7xf32>) -> tensor<1x3x11x8xf32>
+  return %o : tensor<1x3x11x8xf32>
+}
+
+// CHECK-LABEL: attn-run: @rel_key_shaw_gqa
+// CHECK: CHECK PASSED
+func.func @rel_key_shaw_gqa(%q: tensor<1x4x10x8xf32>, %k: tensor<1x2x13x8xf32>, %v: tensor<1x2x13x8xf32>, %rk: tensor<5x8xf32>) -> tensor<1x4x10x8xf32> {
+  %o = attn.sdpa %q, %k, %v rel_key(%rk) {rel_clip = 2 : i64}
+      : (tensor<1x4x10x8xf32>, tensor<1x2x13x8xf32>, tensor<1x2x13x8xf32>, tensor<5x8xf32>) -> tensor<1x4x10x8xf32>
+  return %o : tensor<1x4x10x8xf32>
+}
+
+// CHECK-LABEL: attn-run: @alibi_causal
+// CHECK: CHECK PASSED
+func.func @alibi_causal(%q: tensor<1x4x12x8xf32>, %k: tensor<1x4x12x8xf32>, %v: tensor<1x4x12x8xf32>, %s: tensor<4xf32>) -> tensor<1x4x12x8xf32> {
+  %o = attn.sdpa %q, %k, %v alibi(%s) {mask = #attn.mask<causal>}
+      : (tensor<1x4x12x8xf32>, tensor<1x4x12x8xf32>, tensor<1x4x12x8xf32>, tensor<4xf32>) -> tensor<1x4x12x8xf32>
+  return %o : tensor<1x4x12x8xf32>
+}
+
+// CHECK-LABEL: attn-run: @gqa
+// CHECK: CHECK PASSED
+func.func @gqa(%q: tensor<2x6x8x8xf32>, %k: tensor<2x2x8x8xf32>, %v: tensor<2x2x8x8xf32>) -> (tensor<2x6x8x8xf32>, tensor<2x6x8xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v
+      : (tensor<2x6x8x8xf32>, tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> (tensor<2x6x8x8xf32>, tensor<2x6x8xf32>)
+  return %o, %l : tensor<2x6x8x8xf32>, tensor<2x6x8xf32>
+}
+
+// CHECK-LABEL: attn-run: @mqa
+// CHECK: CHECK PASSED
+func.func @mqa(%q: tensor<1x4x8x8xf32>, %k: tensor<1x1x11x8xf32>, %v: tensor<1x1x11x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x4x8x8xf32>, tensor<1x1x11x8xf32>, tensor<1x1x11x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8xf32>)
+  return %o, %l : tensor<1x4x8x8xf32>, tensor<1x4x8xf32>
+}
+
+// GQA + local window + padding + bias + relative bias + Shaw + ALiBi + lse.
+// CHECK-LABEL: attn-run: @everything
+// CHECK: CHECK PASSED
+func.func @everything(%q: tensor<2x4x9x8xf32>, %k: tensor<2x2x14x8xf32>, %v: tensor<2x2x14x8xf32>, %len: tensor<2xi32>, %b: tensor<2x1x9x14xf32>, %rb: tensor<4x9xf32>, %rk: tensor<9x8xf32>, %s: tensor<4xf32>) -> (tensor<2x4x9x8xf32>, tensor<2x4x9xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v kv_lengths(%len) bias(%b) rel_bias(%rb) rel_key(%rk) alibi(%s) {mask = #attn.mask<local>, window_left = 6 : i64, window_right = 3 : i64, rel_clip = 4 : i64, scale = 0.3 : f64}
+      : (tensor<2x4x9x8xf32>, tensor<2x2x14x8xf32>, tensor<2x2x14x8xf32>, tensor<2xi32>, tensor<2x1x9x14xf32>, tensor<4x9xf32>, tensor<9x8xf32>, tensor<4xf32>) -> (tensor<2x4x9x8xf32>, tensor<2x4x9xf32>)
+  return %o, %l : tensor<2x4x9x8xf32>, tensor<2x4x9xf32>
+}

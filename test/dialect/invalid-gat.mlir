@@ -1,0 +1,121 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics
+
+// One test per attn.gat verifier message.
+
+func.func @f(%x: tensor<10xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects x to be rank 2 (N x F), got rank 1}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6x1xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects weight to be rank 2 (H*C x F), got rank 3}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xf32>, tensor<8x6x1xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<8xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects att_src to be rank 2 (H x C), got rank 1}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<8xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xi32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects a floating-point element type, got 'i32'}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xi32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf64>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects att_dst to have element type 'f32', got 'f64'}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf64>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<4x2xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects att_dst of shape H x C = 2x4, got 4x2}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<4x2xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x5xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects weight of shape H*C x F = 8x6, got 8x5}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xf32>, tensor<8x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<10xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects row_ptr of shape N+1 = 11, got 10}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<10xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<3x10xi32>) {
+  // expected-error @+1 {{expects col_idx to be rank 1 (nnz), got rank 2}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<3x10xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi64>) {
+  // expected-error @+1 {{expects row_ptr and col_idx of one integer type}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi64>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{expects bias of shape H*C = 8, got 4}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) bias(%b) : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>, tensor<4xf32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{expects bias of shape C = 4, got 8}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) bias(%b) {combine = #attn.heads<mean>} : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>, tensor<8xf32>) -> tensor<10x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects output of shape N x H*C = 10x8, got 10x4}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{expects output of shape N x C = 10x4, got 10x8}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) {combine = #attn.heads<mean>} : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{'negative_slope' must be finite, got INF}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) {negative_slope = 0x7FF0000000000000 : f64} : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}

@@ -1,0 +1,241 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics
+
+// One test per attn.sdpa verifier message.
+
+func.func @f(%q: tensor<4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{expects query to be rank 4 (B x H x Lq x E), got rank 3}}
+  %o = attn.sdpa %q, %k, %v : (tensor<4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8xf32>) {
+  // expected-error @+1 {{expects value to be rank 4 (B x Hkv x Lk x Ev), got rank 3}}
+  %o = attn.sdpa %q, %k, %v : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xi32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{expects a floating-point element type, got 'i32'}}
+  %o = attn.sdpa %q, %k, %v : (tensor<2x4x8x16xi32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xi32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf16>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{expects key to have element type 'f32', got 'f16'}}
+  %o = attn.sdpa %q, %k, %v : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf16>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<3x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{expects one batch size, got query 2, key 3, value 2}}
+  %o = attn.sdpa %q, %k, %v : (tensor<2x4x8x16xf32>, tensor<3x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x7x16xf32>) {
+  // expected-error @+1 {{expects key and value with the same heads and length (Hkv x Lk), got key 2x2x8x16 and value 2x2x7x16}}
+  %o = attn.sdpa %q, %k, %v : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x7x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x8xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{expects query and key with one head dim E, got 16 and 8}}
+  %o = attn.sdpa %q, %k, %v : (tensor<2x4x8x16xf32>, tensor<2x2x8x8xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x3x8x16xf32>, %v: tensor<2x3x8x16xf32>) {
+  // expected-error @+1 {{expects key/value heads (3) to divide query heads (4)}}
+  %o = attn.sdpa %q, %k, %v : (tensor<2x4x8x16xf32>, tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x32xf32>) {
+  // expected-error @+1 {{expects output of shape B x H x Lq x Ev = 2x4x8x32, got 2x4x8x16}}
+  %o = attn.sdpa %q, %k, %v : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x32xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{expects lse of shape B x H x Lq = 2x4x8, got 2x4}}
+  %o, %l = attn.sdpa %q, %k, %v : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{mask 'local' requires both 'window_left' and 'window_right'}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{mask 'causal_local' requires 'window_left'}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal_local>, window_right = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'window_left'/'window_right' require mask 'local' or 'causal_local', got mask 'causal'}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>, window_left = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'window_left' must be >= 0, got -1}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = -1 : i64, window_right = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{mask 'graph' requires the graph(row_ptr, col_idx) operands}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<graph>} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<9xi32>, %a1: tensor<20xi32>) {
+  // expected-error @+1 {{graph(row_ptr, col_idx) operands require mask 'graph', got mask 'dense'}}
+  %o = attn.sdpa %q, %k, %v graph(%a0, %a1) : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<9xi32>, tensor<20xi32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<8xi32>, %a1: tensor<20xi32>) {
+  // expected-error @+1 {{expects row_ptr of shape Lq+1 = 9, got 8}}
+  %o = attn.sdpa %q, %k, %v graph(%a0, %a1) {mask = #attn.mask<graph>} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<8xi32>, tensor<20xi32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<9xi32>, %a1: tensor<4x5xi32>) {
+  // expected-error @+1 {{expects col_idx to be rank 1 (nnz), got rank 2}}
+  %o = attn.sdpa %q, %k, %v graph(%a0, %a1) {mask = #attn.mask<graph>} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<9xi32>, tensor<4x5xi32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<9xi32>, %a1: tensor<20xi64>) {
+  // expected-error @+1 {{expects row_ptr and col_idx of one integer type}}
+  %o = attn.sdpa %q, %k, %v graph(%a0, %a1) {mask = #attn.mask<graph>} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<9xi32>, tensor<20xi64>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<3xi32>) {
+  // expected-error @+1 {{expects kv_lengths of shape B = 2, got 3}}
+  %o = attn.sdpa %q, %k, %v kv_lengths(%a0) : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<3xi32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<8x8xf32>) {
+  // expected-error @+1 {{expects bias to be rank 4 (B x H x Lq x Lk, each dim full or 1), got rank 2}}
+  %o = attn.sdpa %q, %k, %v bias(%a0) : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<8x8xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{expects bias dims to be 1 or match B x H x Lq x Lk = 2x4x8x8, got 1x3x8x8}}
+  %o = attn.sdpa %q, %k, %v bias(%a0) : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<1x3x8x8xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<1x1x8x8xf16>) {
+  // expected-error @+1 {{expects bias to have element type 'f32', got 'f16'}}
+  %o = attn.sdpa %q, %k, %v bias(%a0) : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<1x1x8x8xf16>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<4x5xf32>) {
+  // expected-error @+1 {{rel_bias/rel_key operands require 'rel_clip'}}
+  %o = attn.sdpa %q, %k, %v rel_bias(%a0) : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4x5xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'rel_clip' requires a rel_bias or rel_key operand}}
+  %o = attn.sdpa %q, %k, %v {rel_clip = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<4x5xf32>) {
+  // expected-error @+1 {{'rel_clip' must be >= 0, got -2}}
+  %o = attn.sdpa %q, %k, %v rel_bias(%a0) {rel_clip = -2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4x5xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<4x7xf32>) {
+  // expected-error @+1 {{expects rel_bias of shape H x (2*rel_clip+1) = 4x5, got 4x7}}
+  %o = attn.sdpa %q, %k, %v rel_bias(%a0) {rel_clip = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4x7xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<5x8xf32>) {
+  // expected-error @+1 {{expects rel_key of shape (2*rel_clip+1) x E = 5x16, got 5x8}}
+  %o = attn.sdpa %q, %k, %v rel_key(%a0) {rel_clip = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<5x8xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<2xf32>) {
+  // expected-error @+1 {{expects alibi slopes of shape H = 4, got 2}}
+  %o = attn.sdpa %q, %k, %v alibi(%a0) : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'scale' must be a finite positive number, got 0}}
+  %o = attn.sdpa %q, %k, %v {scale = 0.0 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
