@@ -237,12 +237,22 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
     shape.push_back(d);
   }
 
-  HostTensor t(dtype, shape);
-  size_t dataOffset = offset + headerLen;
-  if (data.size() - dataOffset != t.numBytes())
+  // Check the size against the file before allocating anything.
+  size_t dataOffset = offset + headerLen, available = data.size() - dataOffset;
+  uint64_t bytes = dtypeSize(dtype);
+  std::string shapeText;
+  for (int64_t d : shape) {
+    shapeText += std::to_string(d) + "x";
+    if (bytes != UINT64_MAX && __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+      bytes = UINT64_MAX; // Overflowed: certainly more than the file holds.
+  }
+  shapeText += dtypeName(dtype).str();
+  if (bytes != available)
     return createStringError(
-        "%s: expected %zu data bytes for shape %s, found %zu", p.c_str(),
-        t.numBytes(), t.typeString().c_str(), data.size() - dataOffset);
+        "%s: expected %s data bytes for shape %s, found %zu", p.c_str(),
+        bytes == UINT64_MAX ? "more" : std::to_string(bytes).c_str(),
+        shapeText.c_str(), available);
+  HostTensor t(dtype, shape);
   std::memcpy(t.data(), data.data() + dataOffset, t.numBytes());
   return t;
 }

@@ -1,0 +1,118 @@
+//===- TensorTest.cpp - host tensors and the .npy reader/writer --------------===//
+
+#include "lib/Runtime/Tensor.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+#include <vector>
+
+using namespace mlir::attn;
+
+namespace {
+
+/// A path in a fresh temporary directory, removed with the fixture.
+class NpyTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("attn-npy", dir));
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
+  std::string path(llvm::StringRef name) { return (dir + "/" + name).str(); }
+  void writeRaw(llvm::StringRef name, llvm::StringRef bytes) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path(name), ec);
+    ASSERT_FALSE(ec);
+    os << bytes;
+  }
+  /// The error message of reading `name`, or "" if it read.
+  std::string readError(llvm::StringRef name) {
+    auto t = readNpy(path(name));
+    return t ? "" : llvm::toString(t.takeError());
+  }
+  llvm::SmallString<128> dir;
+};
+
+TEST_F(NpyTest, RoundTripsEveryDtypeAndRank) {
+  for (DType dtype : {DType::f32, DType::f64, DType::i32, DType::i64}) {
+    for (const std::vector<int64_t> &shape :
+         std::vector<std::vector<int64_t>>{{}, {5}, {2, 3, 4}}) {
+      HostTensor t(dtype, shape);
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        t.setDouble(i, double(i) - 3.0);
+      ASSERT_FALSE(writeNpy(path("t.npy"), t));
+      auto back = readNpy(path("t.npy"));
+      ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+      EXPECT_EQ(back->dtype(), dtype);
+      EXPECT_EQ(back->shape(), llvm::ArrayRef<int64_t>(shape));
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        EXPECT_EQ(back->getDouble(i), double(i) - 3.0);
+    }
+  }
+}
+
+TEST_F(NpyTest, ReadsVersion2Headers) {
+  std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
+  header.append(64 - (12 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string file("\x93NUMPY\x02\x00", 8);
+  for (int i = 0; i < 4; ++i)
+    file += char((header.size() >> (8 * i)) & 0xff);
+  file += header;
+  int64_t data[2] = {7, -9};
+  file.append(reinterpret_cast<const char *>(data), sizeof(data));
+  writeRaw("v2.npy", file);
+  auto t = readNpy(path("v2.npy"));
+  ASSERT_TRUE(bool(t)) << llvm::toString(t.takeError());
+  EXPECT_EQ(t->getInt(0), 7);
+  EXPECT_EQ(t->getInt(1), -9);
+}
+
+TEST_F(NpyTest, RejectsMalformedFilesWithOneClearMessage) {
+  EXPECT_NE(readError("missing.npy").find("cannot open"), std::string::npos);
+
+  writeRaw("magic.npy", "PK\x03\x04 not numpy at all");
+  EXPECT_NE(readError("magic.npy").find("not a .npy file"), std::string::npos);
+
+  auto withHeader = [](llvm::StringRef dict) {
+    std::string header = dict.str() + "\n";
+    std::string file("\x93NUMPY\x01\x00", 8);
+    file += char(header.size() & 0xff);
+    file += char(header.size() >> 8);
+    return file + header;
+  };
+  writeRaw("fortran.npy",
+           withHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }") +
+               std::string(4, '\0'));
+  EXPECT_NE(readError("fortran.npy").find("Fortran-order"), std::string::npos);
+
+  writeRaw("complex.npy",
+           withHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }"));
+  EXPECT_NE(readError("complex.npy").find("unsupported dtype '<c8'"), std::string::npos);
+
+  writeRaw("short.npy",
+           withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }") +
+               std::string(4, '\0'));
+  EXPECT_NE(readError("short.npy").find("expected 12 data bytes for shape 3xf32, found 4"),
+            std::string::npos);
+
+  writeRaw("huge.npy",
+           withHeader("{'descr': '<f4', 'fortran_order': False, "
+                      "'shape': (100000000000, 100000000000, 10), }"));
+  EXPECT_NE(readError("huge.npy").find("expected more data bytes"), std::string::npos);
+
+  writeRaw("noshape.npy", withHeader("{'descr': '<f4', 'fortran_order': False, }"));
+  EXPECT_NE(readError("noshape.npy").find("no 'shape' field"), std::string::npos);
+
+  writeRaw("badshape.npy",
+           withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }"));
+  EXPECT_NE(readError("badshape.npy").find("bad dimension 'x'"), std::string::npos);
+
+  writeRaw("truncated.npy", std::string("\x93NUMPY\x01\x00\x40\x00{'descr'", 17));
+  EXPECT_NE(readError("truncated.npy").find("truncated .npy header"), std::string::npos);
+}
+
+} // namespace
