@@ -204,9 +204,9 @@ def Attn_GatOp : Attn_Op<"gat", [Pure]> {
     Heads are concatenated (`combine = #attn.heads<concat>`, output `N x H*C`)
     or averaged (`#attn.heads<mean>`, output `N x C`); then the optional `bias`
     (`H*C` or `C`) is added. `negative_slope` (default 0.2) is LeakyReLU's.
-    Duplicate edges count once each, as in PyG. With `add_self_loops`
-    (default true, as in PyG) existing self loops are dropped and one self loop
-    per node is added. A node without in-edges gets `0` (plus bias), never NaN.
+    Duplicate edges are separate edges (each enters the softmax), as in PyG.
+    With `add_self_loops` (default true, as in PyG) existing self loops are
+    dropped and one self loop per node is added. A node without in-edges gets `0` (plus bias), never NaN.
 
     Example:
 

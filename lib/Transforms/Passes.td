@@ -91,4 +91,28 @@ def AttnDecomposeMha : Pass<"attn-decompose-mha"> {
   ];
 }
 
+def AttnSimplifyMasks : Pass<"attn-simplify-masks"> {
+  let summary = "Rewrite masks that mask nothing to dense";
+  let description = [{
+    A `local` window that reaches every key from every query row
+    (`window_left >= Lk - 1` and `window_right >= Lq - 1`, with the
+    bottom-right aligned positions `ia = i + (Lk - Lq)`) allows every (i, j):
+    the op is rewritten to `mask = dense` and its window attributes dropped,
+    so that lowerings do not pay for a mask that masks nothing.
+
+    Before (Lq = Lk = 16):
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 64 : i64,
+                               window_right = 64 : i64} : ...
+    ```
+
+    After:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v : ...
+    ```
+  }];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD
