@@ -1,4 +1,5 @@
-//===- AttnDialect.cpp - attn dialect registration -------------------------===//
+//===- AttnDialect.cpp - attn dialect registration
+//-------------------------===//
 
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnOps.h"

@@ -1,4 +1,5 @@
-//===- AttnOps.cpp - attn dialect operations ---------------------------------===//
+//===- AttnOps.cpp - attn dialect operations
+//---------------------------------===//
 //
 // Verifiers: one clear message per malformed op. Dynamic dimensions are
 // accepted everywhere and checked only where both sides are static.
@@ -29,13 +30,15 @@ static bool sameDim(int64_t a, int64_t b) {
 
 /// Product of two dims that stays dynamic when either is dynamic.
 static int64_t mulDims(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? ShapedType::kDynamic
-                                                              : a * b;
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b)
+             ? ShapedType::kDynamic
+             : a * b;
 }
 
 static int64_t addDims(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? ShapedType::kDynamic
-                                                              : a + b;
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b)
+             ? ShapedType::kDynamic
+             : a + b;
 }
 
 static std::string formatShape(ArrayRef<int64_t> shape) {
@@ -84,11 +87,12 @@ static LogicalResult expectRank(Operation *op, Value value, StringRef what,
 }
 
 /// Checks that every value has a float element type equal to `elemType`.
-static LogicalResult expectElementType(Operation *op, Type elemType,
-                                       ArrayRef<std::pair<StringRef, Value>> values) {
+static LogicalResult
+expectElementType(Operation *op, Type elemType,
+                  ArrayRef<std::pair<StringRef, Value>> values) {
   if (!isa<FloatType>(elemType))
-    return op->emitOpError() << "expects a floating-point element type, got "
-                             << elemType;
+    return op->emitOpError()
+           << "expects a floating-point element type, got " << elemType;
   for (auto [name, value] : values) {
     if (!value)
       continue;
@@ -156,7 +160,8 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
       return failure();
 
   if (Value bias = op.getBias()) {
-    if (failed(expectRank(o, bias, "bias", 4, "B x H x Lq x Lk, each dim full or 1")))
+    if (failed(expectRank(o, bias, "bias", 4,
+                          "B x H x Lq x Lk, each dim full or 1")))
       return failure();
     ArrayRef<int64_t> shape = shapeOf(bias);
     int64_t full[4] = {d.batch, d.heads, d.lq, d.lk};
@@ -194,8 +199,8 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
   if (std::optional<APFloat> scale = op.getScale()) {
     double s = scale->convertToDouble();
     if (!std::isfinite(s) || s <= 0)
-      return op.emitOpError() << "'scale' must be a finite positive number, got "
-                              << s;
+      return op.emitOpError()
+             << "'scale' must be a finite positive number, got " << s;
   }
 
   if (failed(expectElementType(o, d.elemType,
@@ -313,13 +318,15 @@ LogicalResult MhaOp::verify() {
   int64_t headDim = dim / heads, packed = dim + 2 * kvHeads * headDim;
   if (failed(expectShape(op, getInProjWeight(), "in_proj_weight",
                          "(D + 2*Hkv*hd) x D", {packed, dim})) ||
-      (getInProjBias() && failed(expectShape(op, getInProjBias(), "in_proj_bias",
-                                             "D + 2*Hkv*hd", {packed}))) ||
+      (getInProjBias() &&
+       failed(expectShape(op, getInProjBias(), "in_proj_bias", "D + 2*Hkv*hd",
+                          {packed}))) ||
       failed(expectShape(op, getOutProjWeight(), "out_proj_weight", "D x D",
                          {dim, dim})) ||
-      (getOutProjBias() &&
-       failed(expectShape(op, getOutProjBias(), "out_proj_bias", "D", {dim}))) ||
-      failed(expectShape(op, getOutput(), "output", "B x Lq x D", {b, lq, dim})))
+      (getOutProjBias() && failed(expectShape(op, getOutProjBias(),
+                                              "out_proj_bias", "D", {dim}))) ||
+      failed(
+          expectShape(op, getOutput(), "output", "B x Lq x D", {b, lq, dim})))
     return failure();
 
   return verifyMaskOptions(*this, {b, heads, lq, lk, headDim, elemType});
@@ -350,14 +357,15 @@ LogicalResult GatOp::verify() {
   int64_t hc = mulDims(heads, channels);
   bool concat = getCombine() == HeadCombine::concat;
   int64_t outDim = concat ? hc : channels;
-  if (failed(expectShape(op, getAttDst(), "att_dst", "H x C", {heads, channels})) ||
+  if (failed(expectShape(op, getAttDst(), "att_dst", "H x C",
+                         {heads, channels})) ||
       failed(expectShape(op, getWeight(), "weight", "H*C x F", {hc, f})) ||
       failed(expectShape(op, getRowPtr(), "row_ptr", "N+1", {addDims(n, 1)})) ||
       failed(expectRank(op, getColIdx(), "col_idx", 1, "nnz")) ||
       (getBias() && failed(expectShape(op, getBias(), "bias",
                                        concat ? "H*C" : "C", {outDim}))) ||
-      failed(expectShape(op, getOutput(), "output", concat ? "N x H*C" : "N x C",
-                         {n, outDim})))
+      failed(expectShape(op, getOutput(), "output",
+                         concat ? "N x H*C" : "N x C", {n, outDim})))
     return failure();
 
   if (cast<RankedTensorType>(getRowPtr().getType()).getElementType() !=

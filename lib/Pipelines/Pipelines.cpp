@@ -1,4 +1,5 @@
-//===- Pipelines.cpp - named pipelines from attn IR to LLVM ------------------===//
+//===- Pipelines.cpp - named pipelines from attn IR to LLVM
+//------------------===//
 
 #include "lib/Pipelines/Pipelines.h"
 #include "lib/Transforms/Passes.h"
@@ -14,8 +15,8 @@
 
 using namespace mlir;
 
-void mlir::attn::buildReferencePipeline(OpPassManager &pm,
-                                        const ReferencePipelineOptions &options) {
+void mlir::attn::buildReferencePipeline(
+    OpPassManager &pm, const ReferencePipelineOptions &options) {
   pm.addPass(createAttnLowerToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

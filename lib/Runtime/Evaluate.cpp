@@ -1,4 +1,5 @@
-//===- Evaluate.cpp - attn functions on the C++ reference --------------------===//
+//===- Evaluate.cpp - attn functions on the C++ reference
+//--------------------===//
 
 #include "lib/Runtime/Evaluate.h"
 
@@ -32,8 +33,8 @@ public:
   }
   HostTensor &make(Value result) {
     auto type = cast<RankedTensorType>(result.getType());
-    HostTensor &t = storage.emplace_back(*dtypeOf(type.getElementType()),
-                                         type.getShape());
+    HostTensor &t =
+        storage.emplace_back(*dtypeOf(type.getElementType()), type.getShape());
     bind(result, &t);
     return t;
   }
@@ -101,7 +102,8 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
       HostTensor &out = env.make(sdpa.getOutput());
       HostTensor *lse = sdpa.getLse() ? &env.make(sdpa.getLse()) : nullptr;
       reference::sdpa(*env.lookup(sdpa.getQuery()), *env.lookup(sdpa.getKey()),
-                      *env.lookup(sdpa.getValue()), maskArgs(sdpa, env), out, lse);
+                      *env.lookup(sdpa.getValue()), maskArgs(sdpa, env), out,
+                      lse);
     } else if (auto mha = dyn_cast<MhaOp>(op)) {
       reference::MhaArgs a{env.lookup(mha.getQuery()),
                            env.lookup(mha.getKey()),
@@ -115,9 +117,10 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
                            maskArgs(mha, env)};
       reference::mha(a, env.make(mha.getOutput()));
     } else if (auto gat = dyn_cast<GatOp>(op)) {
-      reference::GatArgs a{env.lookup(gat.getX()),      env.lookup(gat.getWeight()),
-                           env.lookup(gat.getAttSrc()), env.lookup(gat.getAttDst()),
-                           env.lookup(gat.getRowPtr()), env.lookup(gat.getColIdx())};
+      reference::GatArgs a{
+          env.lookup(gat.getX()),      env.lookup(gat.getWeight()),
+          env.lookup(gat.getAttSrc()), env.lookup(gat.getAttDst()),
+          env.lookup(gat.getRowPtr()), env.lookup(gat.getColIdx())};
       a.bias = env.lookup(gat.getBias());
       a.negativeSlope = gat.getNegativeSlope().convertToDouble();
       a.concat = gat.getCombine() == HeadCombine::concat;
@@ -129,12 +132,13 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
         results.push_back(env.lookup(v)->clone());
       return results;
     } else {
-      return createStringError(
-          "the C++ reference evaluates functions made of attn ops only; found '%s'",
-          op.getName().getStringRef().str().c_str());
+      return createStringError("the C++ reference evaluates functions made of "
+                               "attn ops only; found '%s'",
+                               op.getName().getStringRef().str().c_str());
     }
   }
-  return createStringError("function @%s has no return", func.getName().str().c_str());
+  return createStringError("function @%s has no return",
+                           func.getName().str().c_str());
 }
 
 //===----------------------------------------------------------------------===//
@@ -151,15 +155,19 @@ struct OperandRoles {
 
 OperandRoles rolesOf(Operation *op) {
   OperandRoles r;
-  auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  auto shape = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
   if (auto sdpa = dyn_cast<SdpaOp>(op)) {
-    r = {sdpa.getKvLengths(), sdpa.getAlibiSlopes(), sdpa.getRowPtr(), sdpa.getColIdx()};
+    r = {sdpa.getKvLengths(), sdpa.getAlibiSlopes(), sdpa.getRowPtr(),
+         sdpa.getColIdx()};
     r.batch = shape(sdpa.getQuery())[0];
     r.heads = shape(sdpa.getQuery())[1];
     r.csrRows = shape(sdpa.getQuery())[2];
     r.keyLength = r.csrCols = shape(sdpa.getKey())[2];
   } else if (auto mha = dyn_cast<MhaOp>(op)) {
-    r = {mha.getKvLengths(), mha.getAlibiSlopes(), mha.getRowPtr(), mha.getColIdx()};
+    r = {mha.getKvLengths(), mha.getAlibiSlopes(), mha.getRowPtr(),
+         mha.getColIdx()};
     r.batch = shape(mha.getQuery())[0];
     r.heads = mha.getNumHeads();
     r.csrRows = shape(mha.getQuery())[1];
@@ -187,8 +195,8 @@ HostTensor tensorFor(Type type) {
 
 } // namespace
 
-std::vector<HostTensor> mlir::attn::generateInputs(func::FuncOp func, uint64_t seed,
-                                                   double magnitude) {
+std::vector<HostTensor>
+mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
   std::mt19937_64 gen(seed);
   auto uniformInt = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
@@ -210,7 +218,9 @@ std::vector<HostTensor> mlir::attn::generateInputs(func::FuncOp func, uint64_t s
       // Random lengths in [1, Lk]; the last batch fully padded when B > 1.
       HostTensor t = tensorFor(r.kvLengths.getType());
       for (int64_t b = 0; b < r.batch; ++b)
-        t.setInt(b, r.batch > 1 && b == r.batch - 1 ? 0 : uniformInt(1, r.keyLength));
+        t.setInt(b, r.batch > 1 && b == r.batch - 1
+                        ? 0
+                        : uniformInt(1, r.keyLength));
       assign(r.kvLengths, std::move(t));
     }
     if (r.alibi) {
@@ -256,8 +266,9 @@ std::vector<HostTensor> mlir::attn::generateInputs(func::FuncOp func, uint64_t s
   return result;
 }
 
-llvm::Error mlir::attn::validateInputs(func::FuncOp func,
-                                       llvm::ArrayRef<const HostTensor *> inputs) {
+llvm::Error
+mlir::attn::validateInputs(func::FuncOp func,
+                           llvm::ArrayRef<const HostTensor *> inputs) {
   llvm::Error err = llvm::Error::success();
   func.walk([&](Operation *op) {
     if (!isa<SdpaOp, MhaOp, GatOp>(op) || err)
@@ -279,26 +290,26 @@ llvm::Error mlir::attn::validateInputs(func::FuncOp func,
       return;
     int64_t nnz = colIdx->numElements();
     if (rowPtr->getInt(0) != 0 || rowPtr->getInt(r.csrRows) != nnz) {
-      err = createStringError("%s: row_ptr must start at 0 and end at nnz = %lld, "
-                              "got %lld .. %lld",
-                              where.c_str(), (long long)nnz,
-                              (long long)rowPtr->getInt(0),
-                              (long long)rowPtr->getInt(r.csrRows));
+      err = createStringError(
+          "%s: row_ptr must start at 0 and end at nnz = %lld, "
+          "got %lld .. %lld",
+          where.c_str(), (long long)nnz, (long long)rowPtr->getInt(0),
+          (long long)rowPtr->getInt(r.csrRows));
       return;
     }
     for (int64_t i = 0; i < r.csrRows; ++i)
       if (rowPtr->getInt(i + 1) < rowPtr->getInt(i)) {
-        err = createStringError("%s: row_ptr decreases at row %lld (%lld > %lld)",
-                                where.c_str(), (long long)i,
-                                (long long)rowPtr->getInt(i),
-                                (long long)rowPtr->getInt(i + 1));
+        err = createStringError(
+            "%s: row_ptr decreases at row %lld (%lld > %lld)", where.c_str(),
+            (long long)i, (long long)rowPtr->getInt(i),
+            (long long)rowPtr->getInt(i + 1));
         return;
       }
     for (int64_t e = 0; e < nnz; ++e)
       if (colIdx->getInt(e) < 0 || colIdx->getInt(e) >= r.csrCols) {
-        err = createStringError("%s: col_idx[%lld] = %lld is outside [0, %lld)",
-                                where.c_str(), (long long)e,
-                                (long long)colIdx->getInt(e), (long long)r.csrCols);
+        err = createStringError(
+            "%s: col_idx[%lld] = %lld is outside [0, %lld)", where.c_str(),
+            (long long)e, (long long)colIdx->getInt(e), (long long)r.csrCols);
         return;
       }
   });

@@ -21,18 +21,21 @@ namespace mlir::attn {
 /// attn op (or func.return); operands are function arguments or results of
 /// earlier attn ops.
 llvm::Expected<std::vector<HostTensor>>
-evaluateWithReference(func::FuncOp func, llvm::ArrayRef<const HostTensor *> inputs);
+evaluateWithReference(func::FuncOp func,
+                      llvm::ArrayRef<const HostTensor *> inputs);
 
 /// Seeded inputs for `func`'s arguments. Arguments that feed an attn op get
 /// values that fit their role: kv_lengths in [0, Lk] (the last batch fully
 /// padded when B > 1), a random CSR graph with empty rows for row_ptr/col_idx,
-/// ALiBi's geometric slopes. Other floats are uniform in [-magnitude, magnitude].
+/// ALiBi's geometric slopes. Other floats are uniform in [-magnitude,
+/// magnitude].
 std::vector<HostTensor> generateInputs(func::FuncOp func, uint64_t seed,
                                        double magnitude);
 
 /// Checks inputs that feed attn ops for values the ops cannot take: a CSR whose
 /// row_ptr is not monotone from 0 to nnz, or whose col_idx leaves [0, Lk).
-llvm::Error validateInputs(func::FuncOp func, llvm::ArrayRef<const HostTensor *> inputs);
+llvm::Error validateInputs(func::FuncOp func,
+                           llvm::ArrayRef<const HostTensor *> inputs);
 
 } // namespace mlir::attn
 

@@ -1,4 +1,5 @@
-//===- Jit.cpp - JIT-compile and call attn modules ---------------------------===//
+//===- Jit.cpp - JIT-compile and call attn modules
+//---------------------------===//
 
 #include "lib/Runtime/Jit.h"
 
@@ -59,12 +60,14 @@ static void initializeOnce() {
 }
 
 static double secondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
 }
 
 /// Collects the diagnostics emitted while `fn` runs into one error message.
 template <typename Fn>
-static llvm::Error captureDiagnostics(MLIRContext *ctx, llvm::StringRef what, Fn fn) {
+static llvm::Error captureDiagnostics(MLIRContext *ctx, llvm::StringRef what,
+                                      Fn fn) {
   std::string messages;
   llvm::raw_string_ostream os(messages);
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
@@ -72,7 +75,8 @@ static llvm::Error captureDiagnostics(MLIRContext *ctx, llvm::StringRef what, Fn
     return success();
   });
   if (failed(fn()))
-    return createStringError("%s failed:%s", what.str().c_str(), messages.c_str());
+    return createStringError("%s failed:%s", what.str().c_str(),
+                             messages.c_str());
   return llvm::Error::success();
 }
 
@@ -85,12 +89,14 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isPrivate() || func.isExternal())
       continue;
-    bool callable = llvm::all_of(
-        llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()),
-        [](Type t) {
-          auto tensor = dyn_cast<RankedTensorType>(t);
-          return tensor && tensor.hasStaticShape() && dtypeOf(tensor.getElementType());
-        });
+    bool callable =
+        llvm::all_of(llvm::concat<const Type>(func.getArgumentTypes(),
+                                              func.getResultTypes()),
+                     [](Type t) {
+                       auto tensor = dyn_cast<RankedTensorType>(t);
+                       return tensor && tensor.hasStaticShape() &&
+                              dtypeOf(tensor.getElementType());
+                     });
     if (!callable) {
       jit->unsupported[func.getName()] =
           "function @" + func.getName().str() +
@@ -99,7 +105,8 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
       continue;
     }
     jit->signatures[func.getName()] = func.getFunctionType();
-    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), UnitAttr::get(ctx));
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  UnitAttr::get(ctx));
   }
 
   auto t0 = std::chrono::steady_clock::now();
@@ -109,14 +116,16 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
   if (failed(parsePassPipeline(options.pipeline, pm, pipelineErrorStream)))
     return createStringError("invalid pass pipeline '%s': %s",
                              options.pipeline.c_str(), pipelineErrors.c_str());
-  if (llvm::Error err = captureDiagnostics(ctx, "lowering with '" + options.pipeline + "'",
-                                           [&] { return pm.run(module); }))
+  if (llvm::Error err =
+          captureDiagnostics(ctx, "lowering with '" + options.pipeline + "'",
+                             [&] { return pm.run(module); }))
     return std::move(err);
   jit->times.lowering = secondsSince(t0);
 
   t0 = std::chrono::steady_clock::now();
-  auto transformer = makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
+  auto transformer =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
@@ -126,7 +135,8 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
                              llvm::toString(engine.takeError()).c_str());
   jit->engine = std::move(*engine);
   for (auto &entry : jit->signatures) {
-    auto fn = jit->engine->lookupPacked(("_mlir_ciface_" + entry.getKey()).str());
+    auto fn =
+        jit->engine->lookupPacked(("_mlir_ciface_" + entry.getKey()).str());
     if (!fn)
       return createStringError("JIT: no entry point for @%s: %s",
                                entry.getKey().str().c_str(),
@@ -180,22 +190,27 @@ static llvm::Error checkTensor(const HostTensor &tensor, Type declared,
                            expected.c_str(), tensor.typeString().c_str());
 }
 
-llvm::Error JitModule::invoke(llvm::StringRef name, llvm::ArrayRef<HostTensor *> inputs,
+llvm::Error JitModule::invoke(llvm::StringRef name,
+                              llvm::ArrayRef<HostTensor *> inputs,
                               llvm::ArrayRef<HostTensor *> outputs) {
   const FunctionType *type = signature(name);
   if (!type)
     return notCallable(unsupported, name);
-  if (inputs.size() != type->getNumInputs() || outputs.size() != type->getNumResults())
-    return createStringError("@%s takes %u inputs and %u results, got %zu and %zu",
-                             name.str().c_str(), type->getNumInputs(),
-                             type->getNumResults(), inputs.size(), outputs.size());
+  if (inputs.size() != type->getNumInputs() ||
+      outputs.size() != type->getNumResults())
+    return createStringError(
+        "@%s takes %u inputs and %u results, got %zu and %zu",
+        name.str().c_str(), type->getNumInputs(), type->getNumResults(),
+        inputs.size(), outputs.size());
   for (auto [i, t] : llvm::enumerate(inputs))
-    if (llvm::Error err = checkTensor(*t, type->getInput(i),
-                                      "@" + name.str() + " input " + std::to_string(i)))
+    if (llvm::Error err =
+            checkTensor(*t, type->getInput(i),
+                        "@" + name.str() + " input " + std::to_string(i)))
       return err;
   for (auto [i, t] : llvm::enumerate(outputs))
-    if (llvm::Error err = checkTensor(*t, type->getResult(i),
-                                      "@" + name.str() + " result " + std::to_string(i)))
+    if (llvm::Error err =
+            checkTensor(*t, type->getResult(i),
+                        "@" + name.str() + " result " + std::to_string(i)))
       return err;
 
   // One ranked memref descriptor per tensor:

@@ -65,7 +65,8 @@ public:
                      llvm::ArrayRef<HostTensor *> outputs);
 
   /// Allocates result tensors matching `name`'s signature.
-  llvm::Expected<std::vector<HostTensor>> allocateResults(llvm::StringRef name) const;
+  llvm::Expected<std::vector<HostTensor>>
+  allocateResults(llvm::StringRef name) const;
 
   const JitTimings &timings() const { return times; }
 

@@ -1,4 +1,5 @@
-//===- Reference.cpp - naive C++ attention kernels (test oracle) -------------===//
+//===- Reference.cpp - naive C++ attention kernels (test oracle)
+//-------------===//
 
 #include "lib/Runtime/Reference.h"
 
@@ -37,7 +38,8 @@ static bool isAllowed(const MaskArgs &m, int64_t b, int64_t i, int64_t ia,
     return j <= ia && j >= ia - m.windowLeft &&
            (!m.windowRight || j <= ia + *m.windowRight);
   case Mask::graph:
-    for (int64_t e = m.rowPtr->getInt(i), end = m.rowPtr->getInt(i + 1); e < end; ++e)
+    for (int64_t e = m.rowPtr->getInt(i), end = m.rowPtr->getInt(i + 1);
+         e < end; ++e)
       if (m.colIdx->getInt(e) == j)
         return true;
     return false;
@@ -45,9 +47,11 @@ static bool isAllowed(const MaskArgs &m, int64_t b, int64_t i, int64_t ia,
   return false;
 }
 
-void reference::sdpa(const HostTensor &q, const HostTensor &k, const HostTensor &v,
-                     const MaskArgs &m, HostTensor &out, HostTensor *lse) {
-  int64_t nb = q.shape()[0], nh = q.shape()[1], lq = q.shape()[2], e = q.shape()[3];
+void reference::sdpa(const HostTensor &q, const HostTensor &k,
+                     const HostTensor &v, const MaskArgs &m, HostTensor &out,
+                     HostTensor *lse) {
+  int64_t nb = q.shape()[0], nh = q.shape()[1], lq = q.shape()[2],
+          e = q.shape()[3];
   int64_t nkv = k.shape()[1], lk = k.shape()[2], ev = v.shape()[3];
   int64_t group = nh / nkv;
   double scale = m.scale ? *m.scale : 1.0 / std::sqrt(double(e));
@@ -62,7 +66,8 @@ void reference::sdpa(const HostTensor &q, const HostTensor &k, const HostTensor 
           s[j] = kNegInf;
           if (!isAllowed(m, b, i, ia, j))
             continue;
-          int64_t r = std::clamp<int64_t>(j - ia, -m.relClip, m.relClip) + m.relClip;
+          int64_t r =
+              std::clamp<int64_t>(j - ia, -m.relClip, m.relClip) + m.relClip;
           double dot = 0;
           for (int64_t x = 0; x < e; ++x) {
             double key = k.getDouble(offsetOf(k.shape(), {b, kh, j, x}));
@@ -73,9 +78,9 @@ void reference::sdpa(const HostTensor &q, const HostTensor &k, const HostTensor 
           double score = scale * dot;
           if (m.bias) {
             llvm::ArrayRef<int64_t> bs = m.bias->shape();
-            score += m.bias->getDouble(offsetOf(
-                bs, {bs[0] == 1 ? 0 : b, bs[1] == 1 ? 0 : h, bs[2] == 1 ? 0 : i,
-                     bs[3] == 1 ? 0 : j}));
+            score += m.bias->getDouble(
+                offsetOf(bs, {bs[0] == 1 ? 0 : b, bs[1] == 1 ? 0 : h,
+                              bs[2] == 1 ? 0 : i, bs[3] == 1 ? 0 : j}));
           }
           if (m.relBias)
             score += m.relBias->getDouble(offsetOf(m.relBias->shape(), {h, r}));
@@ -98,17 +103,19 @@ void reference::sdpa(const HostTensor &q, const HostTensor &k, const HostTensor 
           }
         }
         for (int64_t x = 0; x < ev; ++x)
-          out.setDouble(offsetOf(out.shape(), {b, h, i, x}), sum > 0 ? acc[x] / sum : 0.0);
+          out.setDouble(offsetOf(out.shape(), {b, h, i, x}),
+                        sum > 0 ? acc[x] / sum : 0.0);
         if (lse)
           lse->setDouble(offsetOf(lse->shape(), {b, h, i}),
                          sum > 0 ? rowMax + std::log(sum) : kNegInf);
       }
 }
 
-/// y[b, h, l, c] = sum_d x[b, l, d] * w[row0 + h*hd + c, d] (+ bias[row0 + ...]).
+/// y[b, h, l, c] = sum_d x[b, l, d] * w[row0 + h*hd + c, d] (+ bias[row0 +
+/// ...]).
 static HostTensor projectHeads(const HostTensor &x, const HostTensor &w,
-                               const HostTensor *bias, int64_t row0, int64_t heads,
-                               int64_t hd) {
+                               const HostTensor *bias, int64_t row0,
+                               int64_t heads, int64_t hd) {
   int64_t nb = x.shape()[0], len = x.shape()[1], dim = x.shape()[2];
   HostTensor y(DType::f32, {nb, heads, len, hd});
   for (int64_t b = 0; b < nb; ++b)
@@ -129,11 +136,12 @@ void reference::mha(const MhaArgs &a, HostTensor &out) {
   int64_t nb = a.query->shape()[0], lq = a.query->shape()[1],
           dim = a.query->shape()[2];
   int64_t hd = dim / a.numHeads, kvDim = a.numKvHeads * hd;
-  HostTensor q = projectHeads(*a.query, *a.inProjWeight, a.inProjBias, 0, a.numHeads, hd);
-  HostTensor k =
-      projectHeads(*a.key, *a.inProjWeight, a.inProjBias, dim, a.numKvHeads, hd);
-  HostTensor v = projectHeads(*a.value, *a.inProjWeight, a.inProjBias, dim + kvDim,
+  HostTensor q =
+      projectHeads(*a.query, *a.inProjWeight, a.inProjBias, 0, a.numHeads, hd);
+  HostTensor k = projectHeads(*a.key, *a.inProjWeight, a.inProjBias, dim,
                               a.numKvHeads, hd);
+  HostTensor v = projectHeads(*a.value, *a.inProjWeight, a.inProjBias,
+                              dim + kvDim, a.numKvHeads, hd);
   HostTensor attn(DType::f32, {nb, a.numHeads, lq, hd});
   sdpa(q, k, v, a.mask, attn, nullptr);
 
@@ -144,7 +152,8 @@ void reference::mha(const MhaArgs &a, HostTensor &out) {
         for (int64_t h = 0; h < a.numHeads; ++h)
           for (int64_t c = 0; c < hd; ++c)
             acc += attn.getDouble(offsetOf(attn.shape(), {b, h, l, c})) *
-                   a.outProjWeight->getDouble(offsetOf({dim, dim}, {o, h * hd + c}));
+                   a.outProjWeight->getDouble(
+                       offsetOf({dim, dim}, {o, h * hd + c}));
         out.setDouble(offsetOf(out.shape(), {b, l, o}), acc);
       }
 }
@@ -166,8 +175,10 @@ void reference::gat(const GatArgs &a, HostTensor &out) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t c = 0; c < ch; ++c) {
-        aSrc[i * heads + h] += a.attSrc->getDouble(h * ch + c) * z[i * hc + h * ch + c];
-        aDst[i * heads + h] += a.attDst->getDouble(h * ch + c) * z[i * hc + h * ch + c];
+        aSrc[i * heads + h] +=
+            a.attSrc->getDouble(h * ch + c) * z[i * hc + h * ch + c];
+        aDst[i * heads + h] +=
+            a.attDst->getDouble(h * ch + c) * z[i * hc + h * ch + c];
       }
 
   int64_t outDim = a.concat ? hc : ch;
@@ -176,7 +187,8 @@ void reference::gat(const GatArgs &a, HostTensor &out) {
   for (int64_t i = 0; i < n; ++i) {
     // In-edges of i, PyG-style: with self loops, drop existing ones, add one.
     sources.clear();
-    for (int64_t e = a.rowPtr->getInt(i), end = a.rowPtr->getInt(i + 1); e < end; ++e) {
+    for (int64_t e = a.rowPtr->getInt(i), end = a.rowPtr->getInt(i + 1);
+         e < end; ++e) {
       int64_t j = a.colIdx->getInt(e);
       if (j < 0 || j >= n || (a.addSelfLoops && j == i))
         continue;

@@ -24,7 +24,7 @@ struct MaskArgs {
   int64_t windowLeft = 0;
   std::optional<int64_t> windowRight;
   int64_t relClip = 0;
-  std::optional<double> scale; ///< Default 1/sqrt(E).
+  std::optional<double> scale;           ///< Default 1/sqrt(E).
   const HostTensor *kvLengths = nullptr; ///< [B]
   const HostTensor *bias = nullptr;      ///< [B|1, H|1, Lq|1, Lk|1]
   const HostTensor *relBias = nullptr;   ///< [H, 2R+1]

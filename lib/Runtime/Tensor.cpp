@@ -1,4 +1,5 @@
-//===- Tensor.cpp - host tensors and .npy files ------------------------------===//
+//===- Tensor.cpp - host tensors and .npy files
+//------------------------------===//
 
 #include "lib/Runtime/Tensor.h"
 
@@ -166,7 +167,8 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
                                            /*RequiresNullTerminator=*/false);
   if (!bufOr)
     return createStringError(bufOr.getError(), "%s: cannot open: %s",
-                             path.str().c_str(), bufOr.getError().message().c_str());
+                             path.str().c_str(),
+                             bufOr.getError().message().c_str());
   StringRef data = (*bufOr)->getBuffer();
   std::string p = path.str();
   if (data.size() < 10 || !data.starts_with(StringRef(kMagic, 6)))
@@ -184,7 +186,8 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
       headerLen |= size_t(uint8_t(data[8 + i])) << (8 * i);
     offset = 12;
   } else {
-    return createStringError("%s: unsupported .npy version %d", p.c_str(), major);
+    return createStringError("%s: unsupported .npy version %d", p.c_str(),
+                             major);
   }
   if (data.size() < offset + headerLen)
     return createStringError("%s: truncated .npy header", p.c_str());
@@ -203,11 +206,11 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
   else if (descr->starts_with("'<i8'"))
     dtype = DType::i64;
   else
-    return createStringError("%s: unsupported dtype %s (expected <f4, <f8, <i4 "
-                             "or <i8)",
-                             p.c_str(), descr->take_until([](char c) {
-                                               return c == ',';
-                                             }).str().c_str());
+    return createStringError(
+        "%s: unsupported dtype %s (expected <f4, <f8, <i4 "
+        "or <i8)",
+        p.c_str(),
+        descr->take_until([](char c) { return c == ','; }).str().c_str());
 
   auto order = headerField(header, "fortran_order", path);
   if (!order)
@@ -232,8 +235,8 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
       continue;
     int64_t d;
     if (part.getAsInteger(10, d) || d < 0)
-      return createStringError("%s: bad dimension '%s' in .npy shape", p.c_str(),
-                               part.str().c_str());
+      return createStringError("%s: bad dimension '%s' in .npy shape",
+                               p.c_str(), part.str().c_str());
     shape.push_back(d);
   }
 
@@ -243,7 +246,8 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
   std::string shapeText;
   for (int64_t d : shape) {
     shapeText += std::to_string(d) + "x";
-    if (bytes != UINT64_MAX && __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+    if (bytes != UINT64_MAX &&
+        __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
       bytes = UINT64_MAX; // Overflowed: certainly more than the file holds.
   }
   shapeText += dtypeName(dtype).str();
@@ -283,6 +287,7 @@ Error mlir::attn::writeNpy(StringRef path, const HostTensor &tensor) {
   os.write(static_cast<const char *>(tensor.data()), tensor.numBytes());
   os.close();
   if (os.has_error())
-    return createStringError(os.error(), "%s: write failed", path.str().c_str());
+    return createStringError(os.error(), "%s: write failed",
+                             path.str().c_str());
   return Error::success();
 }

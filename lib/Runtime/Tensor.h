@@ -42,7 +42,9 @@ public:
   void *data() { return storage.get(); }
   const void *data() const { return storage.get(); }
   template <typename T> T *as() { return static_cast<T *>(data()); }
-  template <typename T> const T *as() const { return static_cast<const T *>(data()); }
+  template <typename T> const T *as() const {
+    return static_cast<const T *>(data());
+  }
 
   /// Element `i` (flat index) converted to double / int64, whatever the dtype.
   double getDouble(int64_t i) const;

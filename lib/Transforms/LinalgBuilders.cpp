@@ -1,4 +1,5 @@
-//===- LinalgBuilders.cpp - math pieces shared by the lowerings -------------===//
+//===- LinalgBuilders.cpp - math pieces shared by the lowerings
+//-------------===//
 
 #include "lib/Transforms/LinalgBuilders.h"
 
@@ -15,6 +16,13 @@ using namespace mlir::attn;
 
 ArrayRef<int64_t> mlir::attn::getShape(Value tensor) {
   return cast<RankedTensorType>(tensor.getType()).getShape();
+}
+
+bool mlir::attn::hasStaticTensorOperands(Operation *op) {
+  return llvm::all_of(op->getOperandTypes(), [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor && tensor.hasStaticShape();
+  });
 }
 
 static Type getElementType(Value tensor) {
@@ -42,7 +50,8 @@ static Value buildEmpty(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 static Value buildFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                          Type elemType, Value fillValue) {
   Value empty = buildEmpty(b, loc, shape, elemType);
-  return linalg::FillOp::create(b, loc, ValueRange{fillValue}, ValueRange{empty})
+  return linalg::FillOp::create(b, loc, ValueRange{fillValue},
+                                ValueRange{empty})
       .getResult(0);
 }
 
@@ -55,8 +64,9 @@ static SmallVector<utils::IteratorType> iteratorsFor(AffineMap outMap) {
 }
 
 Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
-                                   AffineMap lhsMap, Value rhs, AffineMap rhsMap,
-                                   ArrayRef<int64_t> outShape, AffineMap outMap) {
+                                   AffineMap lhsMap, Value rhs,
+                                   AffineMap rhsMap, ArrayRef<int64_t> outShape,
+                                   AffineMap outMap) {
   Type elemType = getElementType(lhs);
   Value zero = buildFloatConstant(b, loc, elemType, 0.0);
   Value init = buildFilled(b, loc, outShape, elemType, zero);
@@ -80,11 +90,12 @@ Value mlir::attn::buildBroadcastAdd(OpBuilder &b, Location loc, Value value,
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{value, bias}, ValueRange{init},
       ArrayRef<AffineMap>{id, biasMap, id},
-      SmallVector<utils::IteratorType>(shape.size(), utils::IteratorType::parallel),
+      SmallVector<utils::IteratorType>(shape.size(),
+                                       utils::IteratorType::parallel),
       [](OpBuilder &nb, Location nloc, ValueRange args) {
-        linalg::YieldOp::create(nb, nloc,
-                                arith::AddFOp::create(nb, nloc, args[0], args[1])
-                                    .getResult());
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::AddFOp::create(nb, nloc, args[0], args[1]).getResult());
       });
   return generic.getResult(0);
 }
@@ -105,10 +116,33 @@ Value mlir::attn::buildExpand(OpBuilder &b, Location loc, Value src,
                                        toReassociation(reassociation));
 }
 
-Value mlir::attn::buildCollapse(OpBuilder &b, Location loc, Value src,
-                                ArrayRef<SmallVector<int64_t, 2>> reassociation) {
+Value mlir::attn::buildCollapse(
+    OpBuilder &b, Location loc, Value src,
+    ArrayRef<SmallVector<int64_t, 2>> reassociation) {
   return tensor::CollapseShapeOp::create(b, loc, src,
                                          toReassociation(reassociation));
+}
+
+/// Reduces the last dimension of `input` with `CombineOp` from `init`.
+template <typename CombineOp>
+static Value buildLastDimReduction(OpBuilder &b, Location loc, Value input,
+                                   Value init) {
+  ArrayRef<int64_t> shape = getShape(input);
+  unsigned rank = shape.size();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.back() = utils::IteratorType::reduction;
+  Value acc =
+      buildFilled(b, loc, shape.drop_back(), getElementType(input), init);
+  return linalg::GenericOp::create(
+             b, loc, acc.getType(), ValueRange{input}, ValueRange{acc},
+             ArrayRef<AffineMap>{id, id.dropResult(rank - 1)}, iters,
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   CombineOp::create(nb, nloc, args[0], args[1]).getResult());
+             })
+      .getResult(0);
 }
 
 MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
@@ -121,27 +155,18 @@ MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap rowMap = id.dropResult(rank - 1);
   ArrayRef<int64_t> rowShape = shape.drop_back();
-  SmallVector<utils::IteratorType> reduceIters(rank, utils::IteratorType::parallel);
-  reduceIters.back() = utils::IteratorType::reduction;
-  SmallVector<utils::IteratorType> rowIters(rank - 1, utils::IteratorType::parallel);
-  SmallVector<utils::IteratorType> allParallel(rank, utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> rowIters(rank - 1,
+                                            utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> allParallel(rank,
+                                               utils::IteratorType::parallel);
 
   Value negInf =
       buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
   Value zero = buildFloatConstant(b, loc, f, 0.0);
 
   // m = max_j s_j (stays -inf for a fully masked row).
-  Value maxInit = buildFilled(b, loc, rowShape, f, negInf);
   Value rowMax =
-      linalg::GenericOp::create(
-          b, loc, maxInit.getType(), ValueRange{scores}, ValueRange{maxInit},
-          ArrayRef<AffineMap>{id, rowMap}, reduceIters,
-          [](OpBuilder &nb, Location nloc, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nloc,
-                arith::MaximumFOp::create(nb, nloc, args[0], args[1]).getResult());
-          })
-          .getResult(0);
+      buildLastDimReduction<arith::MaximumFOp>(b, loc, scores, negInf);
 
   // p_j = w_j * exp(s_j - m), and 0 where m = -inf (guards -inf - -inf).
   SmallVector<Value> expInputs{scores, rowMax};
@@ -153,66 +178,62 @@ MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
   expMaps.push_back(id);
   Value expInit = buildEmpty(b, loc, shape, f);
   bool weighted = static_cast<bool>(weights);
-  Value exps =
-      linalg::GenericOp::create(
-          b, loc, expInit.getType(), expInputs, ValueRange{expInit}, expMaps,
-          allParallel,
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value diff = arith::SubFOp::create(nb, nloc, args[0], args[1]);
-            Value e = math::ExpOp::create(nb, nloc, diff);
-            if (weighted)
-              e = arith::MulFOp::create(nb, nloc, e, args[2]);
-            Value rowMasked = arith::CmpFOp::create(
-                nb, nloc, arith::CmpFPredicate::OEQ, args[1], negInf);
-            linalg::YieldOp::create(
-                nb, nloc, arith::SelectOp::create(nb, nloc, rowMasked, zero, e)
-                              .getResult());
-          })
-          .getResult(0);
+  Value exps = linalg::GenericOp::create(
+                   b, loc, expInit.getType(), expInputs, ValueRange{expInit},
+                   expMaps, allParallel,
+                   [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                     Value diff =
+                         arith::SubFOp::create(nb, nloc, args[0], args[1]);
+                     Value e = math::ExpOp::create(nb, nloc, diff);
+                     if (weighted)
+                       e = arith::MulFOp::create(nb, nloc, e, args[2]);
+                     Value rowMasked = arith::CmpFOp::create(
+                         nb, nloc, arith::CmpFPredicate::OEQ, args[1], negInf);
+                     linalg::YieldOp::create(
+                         nb, nloc,
+                         arith::SelectOp::create(nb, nloc, rowMasked, zero, e)
+                             .getResult());
+                   })
+                   .getResult(0);
 
   // l = sum_j p_j.
-  Value sumInit = buildFilled(b, loc, rowShape, f, zero);
-  Value rowSum =
-      linalg::GenericOp::create(
-          b, loc, sumInit.getType(), ValueRange{exps}, ValueRange{sumInit},
-          ArrayRef<AffineMap>{id, rowMap}, reduceIters,
-          [](OpBuilder &nb, Location nloc, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nloc, arith::AddFOp::create(nb, nloc, args[0], args[1]).getResult());
-          })
-          .getResult(0);
+  Value rowSum = buildLastDimReduction<arith::AddFOp>(b, loc, exps, zero);
 
   // probs = p / l, and 0 on empty rows (l = 0).
   Value probInit = buildEmpty(b, loc, shape, f);
   Value probs =
       linalg::GenericOp::create(
           b, loc, probInit.getType(), ValueRange{exps, rowSum},
-          ValueRange{probInit}, ArrayRef<AffineMap>{id, rowMap, id}, allParallel,
+          ValueRange{probInit}, ArrayRef<AffineMap>{id, rowMap, id},
+          allParallel,
           [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
-                                                args[1], zero);
+            Value empty = arith::CmpFOp::create(
+                nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
             Value p = arith::DivFOp::create(nb, nloc, args[0], args[1]);
             linalg::YieldOp::create(
-                nb, nloc, arith::SelectOp::create(nb, nloc, empty, zero, p).getResult());
+                nb, nloc,
+                arith::SelectOp::create(nb, nloc, empty, zero, p).getResult());
           })
           .getResult(0);
 
   // lse = m + log(l), and -inf on empty rows.
   Value lseInit = buildEmpty(b, loc, rowShape, f);
   AffineMap rowId = AffineMap::getMultiDimIdentityMap(rank - 1, ctx);
-  Value lse =
-      linalg::GenericOp::create(
-          b, loc, lseInit.getType(), ValueRange{rowMax, rowSum}, ValueRange{lseInit},
-          ArrayRef<AffineMap>{rowId, rowId, rowId}, rowIters,
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
-                                                args[1], zero);
-            Value log = math::LogOp::create(nb, nloc, args[1]);
-            Value v = arith::AddFOp::create(nb, nloc, args[0], log);
-            linalg::YieldOp::create(
-                nb, nloc, arith::SelectOp::create(nb, nloc, empty, negInf, v).getResult());
-          })
-          .getResult(0);
+  Value lse = linalg::GenericOp::create(
+                  b, loc, lseInit.getType(), ValueRange{rowMax, rowSum},
+                  ValueRange{lseInit}, ArrayRef<AffineMap>{rowId, rowId, rowId},
+                  rowIters,
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    Value empty = arith::CmpFOp::create(
+                        nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
+                    Value log = math::LogOp::create(nb, nloc, args[1]);
+                    Value v = arith::AddFOp::create(nb, nloc, args[0], log);
+                    linalg::YieldOp::create(
+                        nb, nloc,
+                        arith::SelectOp::create(nb, nloc, empty, negInf, v)
+                            .getResult());
+                  })
+                  .getResult(0);
   return {probs, lse};
 }
 
@@ -221,8 +242,9 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
                                     Type elemType, bool skipDiagonal) {
   bool boolean = elemType.isInteger(1);
   Value init =
-      boolean ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult()
-              : buildFloatConstant(b, loc, elemType, 0.0);
+      boolean
+          ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult()
+          : buildFloatConstant(b, loc, elemType, 0.0);
   Value dense = buildFilled(b, loc, {rows, cols}, elemType, init);
 
   Type indexType = b.getIndexType();
@@ -239,20 +261,23 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
       [&](OpBuilder &rb, Location rloc, Value i, ValueRange rowArgs) {
         Value next = arith::AddIOp::create(rb, rloc, i, c1);
         Value begin =
-            toIndex(rb, rloc, tensor::ExtractOp::create(rb, rloc, rowPtr, ValueRange{i}));
-        Value end = toIndex(rb, rloc,
-                            tensor::ExtractOp::create(rb, rloc, rowPtr, ValueRange{next}));
+            toIndex(rb, rloc,
+                    tensor::ExtractOp::create(rb, rloc, rowPtr, ValueRange{i}));
+        Value end = toIndex(
+            rb, rloc,
+            tensor::ExtractOp::create(rb, rloc, rowPtr, ValueRange{next}));
         auto edgeLoop = scf::ForOp::create(
             rb, rloc, begin, end, c1, rowArgs,
             [&](OpBuilder &eb, Location eloc, Value e, ValueRange edgeArgs) {
               Value j = toIndex(
-                  eb, eloc, tensor::ExtractOp::create(eb, eloc, colIdx, ValueRange{e}));
+                  eb, eloc,
+                  tensor::ExtractOp::create(eb, eloc, colIdx, ValueRange{e}));
               // Keep in-range entries only; out-of-range ones touch (i, 0)
               // and write back what was there.
-              Value geZero = arith::CmpIOp::create(eb, eloc, arith::CmpIPredicate::sge,
-                                                   j, c0);
-              Value ltCols = arith::CmpIOp::create(eb, eloc, arith::CmpIPredicate::slt,
-                                                   j, cCols);
+              Value geZero = arith::CmpIOp::create(
+                  eb, eloc, arith::CmpIPredicate::sge, j, c0);
+              Value ltCols = arith::CmpIOp::create(
+                  eb, eloc, arith::CmpIPredicate::slt, j, cCols);
               Value keep = arith::AndIOp::create(eb, eloc, geZero, ltCols);
               if (skipDiagonal) {
                 Value offDiag = arith::CmpIOp::create(
@@ -263,15 +288,16 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
               Value old = tensor::ExtractOp::create(eb, eloc, edgeArgs[0],
                                                     ValueRange{i, jSafe});
               Value updated =
-                  boolean ? arith::ConstantOp::create(eb, eloc, eb.getBoolAttr(true))
+                  boolean ? arith::ConstantOp::create(eb, eloc,
+                                                      eb.getBoolAttr(true))
                                 .getResult()
                           : arith::AddFOp::create(
                                 eb, eloc, old,
                                 buildFloatConstant(eb, eloc, elemType, 1.0))
                                 .getResult();
               Value val = arith::SelectOp::create(eb, eloc, keep, updated, old);
-              Value inserted = tensor::InsertOp::create(eb, eloc, val, edgeArgs[0],
-                                                        ValueRange{i, jSafe});
+              Value inserted = tensor::InsertOp::create(
+                  eb, eloc, val, edgeArgs[0], ValueRange{i, jSafe});
               scf::YieldOp::create(eb, eloc, inserted);
             });
         scf::YieldOp::create(rb, rloc, edgeLoop.getResults());

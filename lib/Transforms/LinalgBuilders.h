@@ -18,8 +18,13 @@ namespace mlir::attn {
 /// Returns the static shape of a ranked tensor value.
 ArrayRef<int64_t> getShape(Value tensor);
 
+/// True when every operand of `op` is a statically shaped ranked tensor (what
+/// the reference lowerings need).
+bool hasStaticTensorOperands(Operation *op);
+
 /// Builds the affine map (d0..d{numDims-1}) -> (d{results[0]}, ...).
-AffineMap dimsMap(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> results);
+AffineMap dimsMap(MLIRContext *ctx, unsigned numDims,
+                  ArrayRef<unsigned> results);
 
 /// out[outMap] = sum over the dims absent from `outMap` of
 /// lhs[lhsMap] * rhs[rhsMap]. The output tensor is zero-initialised and has
@@ -33,7 +38,8 @@ Value buildBroadcastAdd(OpBuilder &b, Location loc, Value value, Value bias,
                         AffineMap biasMap);
 
 /// Reshapes with tensor.expand_shape / tensor.collapse_shape (static shapes).
-Value buildExpand(OpBuilder &b, Location loc, Value src, ArrayRef<int64_t> shape,
+Value buildExpand(OpBuilder &b, Location loc, Value src,
+                  ArrayRef<int64_t> shape,
                   ArrayRef<SmallVector<int64_t, 2>> reassociation);
 Value buildCollapse(OpBuilder &b, Location loc, Value src,
                     ArrayRef<SmallVector<int64_t, 2>> reassociation);

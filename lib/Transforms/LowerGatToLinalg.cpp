@@ -1,12 +1,13 @@
-//===- LowerGatToLinalg.cpp - reference lowering of attn.gat -----------------===//
+//===- LowerGatToLinalg.cpp - reference lowering of attn.gat
+//-----------------===//
 //
 // Materialises a dense H x N x N score tensor from a dense edge-count matrix,
 // so that duplicate edges and self loops are handled by plain arithmetic:
 //
 //   cnt[i,j] = number of edges j -> i          (self loops replaced by 1)
 //   e[h,i,j] = LeakyReLU(a_dst[i,h] + a_src[j,h]), -inf where cnt = 0
-//   alpha    = softmax_j with weights cnt      (an edge seen twice counts twice)
-//   out[i,h] = sum_j alpha[h,i,j] * z[j,h]
+//   alpha    = softmax_j with weights cnt      (an edge seen twice counts
+//   twice) out[i,h] = sum_j alpha[h,i,j] * z[j,h]
 //
 // O(N^2) by design: this is the oracle, not the fast path.
 //
@@ -30,12 +31,13 @@ namespace {
 
 /// Applies `fn(args, i, j)` elementwise over an `rows x cols` space.
 template <typename Fn>
-static Value buildElementwise2d(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                                Type f, ValueRange inputs, ArrayRef<AffineMap> maps,
-                                Fn fn) {
+static Value
+buildElementwise2d(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type f,
+                   ValueRange inputs, ArrayRef<AffineMap> maps, Fn fn) {
   Value init = tensor::EmptyOp::create(b, loc, shape, f);
   SmallVector<AffineMap> allMaps(maps);
-  allMaps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext()));
+  allMaps.push_back(
+      AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext()));
   return linalg::GenericOp::create(
              b, loc, init.getType(), inputs, ValueRange{init}, allMaps,
              SmallVector<utils::IteratorType>(shape.size(),
@@ -49,34 +51,37 @@ static Value buildElementwise2d(OpBuilder &b, Location loc, ArrayRef<int64_t> sh
 struct LowerGatToLinalg : OpRewritePattern<GatOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(GatOp op, PatternRewriter &rewriter) const override {
-    for (Value v : op->getOperands())
-      if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
-        return rewriter.notifyMatchFailure(op, "dynamic shapes are not supported");
+  LogicalResult matchAndRewrite(GatOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticTensorOperands(op))
+      return rewriter.notifyMatchFailure(op,
+                                         "dynamic shapes are not supported");
 
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Type f = cast<RankedTensorType>(op.getX().getType()).getElementType();
     int64_t n = getShape(op.getX())[0];
-    int64_t heads = getShape(op.getAttSrc())[0], ch = getShape(op.getAttSrc())[1];
+    int64_t heads = getShape(op.getAttSrc())[0],
+            ch = getShape(op.getAttSrc())[1];
 
     // z = x W^T viewed as N x H x C; dims (n, o, f).
-    Value z = buildContraction(rewriter, loc, op.getX(), dimsMap(ctx, 3, {0, 2}),
-                               op.getWeight(), dimsMap(ctx, 3, {1, 2}),
-                               {n, heads * ch}, dimsMap(ctx, 3, {0, 1}));
+    Value z = buildContraction(
+        rewriter, loc, op.getX(), dimsMap(ctx, 3, {0, 2}), op.getWeight(),
+        dimsMap(ctx, 3, {1, 2}), {n, heads * ch}, dimsMap(ctx, 3, {0, 1}));
     Value z3 = buildExpand(rewriter, loc, z, {n, heads, ch}, {{0}, {1, 2}});
 
     // a_src[n,h] = att_src[h] . z[n,h], a_dst likewise; dims (n, h, c).
     auto attend = [&](Value att) {
-      return buildContraction(rewriter, loc, z3, dimsMap(ctx, 3, {0, 1, 2}), att,
-                              dimsMap(ctx, 3, {1, 2}), {n, heads},
+      return buildContraction(rewriter, loc, z3, dimsMap(ctx, 3, {0, 1, 2}),
+                              att, dimsMap(ctx, 3, {1, 2}), {n, heads},
                               dimsMap(ctx, 3, {0, 1}));
     };
     Value aSrc = attend(op.getAttSrc()), aDst = attend(op.getAttDst());
 
     bool selfLoops = op.getAddSelfLoops();
-    Value counts = buildDenseFromCsr(rewriter, loc, op.getRowPtr(), op.getColIdx(),
-                                     n, n, f, /*skipDiagonal=*/selfLoops);
+    Value counts =
+        buildDenseFromCsr(rewriter, loc, op.getRowPtr(), op.getColIdx(), n, n,
+                          f, /*skipDiagonal=*/selfLoops);
     if (selfLoops) {
       Value one = buildFloatConstant(rewriter, loc, f, 1.0);
       counts = buildElementwise2d(
@@ -85,35 +90,39 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
           [&](OpBuilder &b, Location l, ValueRange args) -> Value {
             Value i = linalg::IndexOp::create(b, l, 0);
             Value j = linalg::IndexOp::create(b, l, 1);
-            Value diag = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, i, j);
+            Value diag =
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, i, j);
             return arith::SelectOp::create(b, l, diag, one, args[0]);
           });
     }
 
     // e[h,i,j] over dims (h, i, j).
     Value zero = buildFloatConstant(rewriter, loc, f, 0.0);
-    Value slope =
-        buildFloatConstant(rewriter, loc, f, op.getNegativeSlope().convertToDouble());
-    Value negInf =
-        buildFloatConstant(rewriter, loc, f, -std::numeric_limits<double>::infinity());
+    Value slope = buildFloatConstant(rewriter, loc, f,
+                                     op.getNegativeSlope().convertToDouble());
+    Value negInf = buildFloatConstant(rewriter, loc, f,
+                                      -std::numeric_limits<double>::infinity());
     Value scores = buildElementwise2d(
         rewriter, loc, {heads, n, n}, f, ValueRange{aDst, aSrc, counts},
-        {dimsMap(ctx, 3, {1, 0}), dimsMap(ctx, 3, {2, 0}), dimsMap(ctx, 3, {1, 2})},
+        {dimsMap(ctx, 3, {1, 0}), dimsMap(ctx, 3, {2, 0}),
+         dimsMap(ctx, 3, {1, 2})},
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           Value e = arith::AddFOp::create(b, l, args[0], args[1]);
-          Value pos = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, e, zero);
+          Value pos =
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, e, zero);
           Value leaky = arith::SelectOp::create(
               b, l, pos, e, arith::MulFOp::create(b, l, slope, e));
-          Value edge = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, args[2], zero);
+          Value edge = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+                                             args[2], zero);
           return arith::SelectOp::create(b, l, edge, leaky, negInf);
         });
     MaskedSoftmax sm = buildMaskedSoftmax(rewriter, loc, scores, counts,
                                           dimsMap(ctx, 3, {1, 2}));
 
     // out[i,h,c] = sum_j alpha[h,i,j] * z[j,h,c]; dims (i, h, c, j).
-    Value out = buildContraction(rewriter, loc, sm.probs, dimsMap(ctx, 4, {1, 0, 3}),
-                                 z3, dimsMap(ctx, 4, {3, 1, 2}), {n, heads, ch},
-                                 dimsMap(ctx, 4, {0, 1, 2}));
+    Value out = buildContraction(
+        rewriter, loc, sm.probs, dimsMap(ctx, 4, {1, 0, 3}), z3,
+        dimsMap(ctx, 4, {3, 1, 2}), {n, heads, ch}, dimsMap(ctx, 4, {0, 1, 2}));
     Value result;
     if (op.getCombine() == HeadCombine::concat) {
       result = buildCollapse(rewriter, loc, out, {{0}, {1, 2}});
@@ -122,13 +131,16 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
       Value inv = buildElementwise2d(
           rewriter, loc, {heads}, f, ValueRange{}, {},
           [&](OpBuilder &b, Location l, ValueRange) -> Value {
-            return buildFloatConstant(b, l, f, 1.0 / static_cast<double>(heads));
+            return buildFloatConstant(b, l, f,
+                                      1.0 / static_cast<double>(heads));
           });
-      result = buildContraction(rewriter, loc, out, dimsMap(ctx, 3, {0, 2, 1}), inv,
-                                dimsMap(ctx, 3, {2}), {n, ch}, dimsMap(ctx, 3, {0, 1}));
+      result = buildContraction(rewriter, loc, out, dimsMap(ctx, 3, {0, 2, 1}),
+                                inv, dimsMap(ctx, 3, {2}), {n, ch},
+                                dimsMap(ctx, 3, {0, 1}));
     }
     if (Value bias = op.getBias())
-      result = buildBroadcastAdd(rewriter, loc, result, bias, dimsMap(ctx, 2, {1}));
+      result =
+          buildBroadcastAdd(rewriter, loc, result, bias, dimsMap(ctx, 2, {1}));
     rewriter.replaceOp(op, result);
     return success();
   }

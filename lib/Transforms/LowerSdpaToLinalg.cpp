@@ -1,4 +1,5 @@
-//===- LowerSdpaToLinalg.cpp - reference lowering of attn.sdpa ---------------===//
+//===- LowerSdpaToLinalg.cpp - reference lowering of attn.sdpa
+//---------------===//
 //
 // Materialises the scores: S = QK^T, one elementwise generic applies the scale,
 // the score modifications and the mask, a masked softmax normalises, and
@@ -58,11 +59,12 @@ public:
     }
     maps.push_back(id);
     Type f = op.getQuery().getType().getElementType();
-    Value init =
-        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{sz.b, sz.hkv, sz.g, sz.lq, sz.lk}, f);
+    Value init = tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{sz.b, sz.hkv, sz.g, sz.lq, sz.lk}, f);
     return linalg::GenericOp::create(
                b, loc, init.getType(), inputs, ValueRange{init}, maps,
-               SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+               SmallVector<utils::IteratorType>(5,
+                                                utils::IteratorType::parallel),
                [&](OpBuilder &nb, Location nloc, ValueRange args) {
                  linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
                })
@@ -74,16 +76,17 @@ private:
   Value expandBias(OpBuilder &b, Location loc, Value bias) {
     ArrayRef<int64_t> s = getShape(bias);
     bool fullHeads = s[1] != 1;
-    return buildExpand(b, loc, bias,
-                       {s[0], fullHeads ? sz.hkv : 1, fullHeads ? sz.g : 1, s[2], s[3]},
-                       {{0}, {1, 2}, {3}, {4}});
+    return buildExpand(
+        b, loc, bias,
+        {s[0], fullHeads ? sz.hkv : 1, fullHeads ? sz.g : 1, s[2], s[3]},
+        {{0}, {1, 2}, {3}, {4}});
   }
 
   /// Reads the expanded bias, broadcasting its size-1 dims.
   AffineMap biasMap(MLIRContext *ctx) {
     ArrayRef<int64_t> s = getShape(op.getBias());
-    int64_t expanded[5] = {s[0], s[1] == 1 ? 1 : sz.hkv, s[1] == 1 ? 1 : sz.g, s[2],
-                           s[3]};
+    int64_t expanded[5] = {s[0], s[1] == 1 ? 1 : sz.hkv, s[1] == 1 ? 1 : sz.g,
+                           s[2], s[3]};
     int64_t full[5] = {sz.b, sz.hkv, sz.g, sz.lq, sz.lk};
     SmallVector<AffineExpr> exprs;
     for (unsigned d = 0; d < 5; ++d)
@@ -97,7 +100,8 @@ private:
     return arith::ConstantIndexOp::create(b, loc, v);
   }
 
-  Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x, Value y) {
+  Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x,
+            Value y) {
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
 
@@ -129,20 +133,23 @@ private:
                                            ValueRange{bIdx, kh, g, i, relIdx});
       s = arith::AddFOp::create(b, loc, s, qa);
     }
-    s = arith::MulFOp::create(b, loc, s,
-                              buildFloatConstant(b, loc, f, op.getEffectiveScale()));
+    s = arith::MulFOp::create(
+        b, loc, s, buildFloatConstant(b, loc, f, op.getEffectiveScale()));
     if (biasArg)
       s = arith::AddFOp::create(b, loc, s, args[*biasArg]);
     if (Value table = op.getRelBias())
       s = arith::AddFOp::create(
-          b, loc, s, tensor::ExtractOp::create(b, loc, table, ValueRange{h, relIdx}));
+          b, loc, s,
+          tensor::ExtractOp::create(b, loc, table, ValueRange{h, relIdx}));
     if (Value slopes = op.getAlibiSlopes()) {
       Value slope = tensor::ExtractOp::create(b, loc, slopes, ValueRange{h});
       Value absDist = arith::MaxSIOp::create(
           b, loc, dist, arith::SubIOp::create(b, loc, index(b, loc, 0), dist));
       Value absF = arith::SIToFPOp::create(
-          b, loc, f, arith::IndexCastOp::create(b, loc, b.getI64Type(), absDist));
-      s = arith::SubFOp::create(b, loc, s, arith::MulFOp::create(b, loc, slope, absF));
+          b, loc, f,
+          arith::IndexCastOp::create(b, loc, b.getI64Type(), absDist));
+      s = arith::SubFOp::create(b, loc, s,
+                                arith::MulFOp::create(b, loc, slope, absF));
     }
 
     Value allowed = allowedPredicate(b, loc, args, bIdx, ia, j);
@@ -153,9 +160,10 @@ private:
     return arith::SelectOp::create(b, loc, allowed, s, negInf);
   }
 
-  /// The conjunction of every mask that applies, or null when all keys are allowed.
-  Value allowedPredicate(OpBuilder &b, Location loc, ValueRange args, Value bIdx,
-                         Value ia, Value j) {
+  /// The conjunction of every mask that applies, or null when all keys are
+  /// allowed.
+  Value allowedPredicate(OpBuilder &b, Location loc, ValueRange args,
+                         Value bIdx, Value ia, Value j) {
     SmallVector<Value> conds;
     MaskKind mask = op.getMask();
     if (mask == MaskKind::causal || mask == MaskKind::causal_local)
@@ -165,8 +173,8 @@ private:
           b, loc, ia, index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
       conds.push_back(cmp(b, loc, arith::CmpIPredicate::sge, j, lo));
       if (std::optional<uint64_t> right = op.getWindowRight()) {
-        Value hi = arith::AddIOp::create(b, loc, ia,
-                                         index(b, loc, static_cast<int64_t>(*right)));
+        Value hi = arith::AddIOp::create(
+            b, loc, ia, index(b, loc, static_cast<int64_t>(*right)));
         conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, j, hi));
       }
     }
@@ -197,9 +205,9 @@ struct LowerSdpaToLinalg : OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    for (Value v : op->getOperands())
-      if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
-        return rewriter.notifyMatchFailure(op, "dynamic shapes are not supported");
+    if (!hasStaticTensorOperands(op))
+      return rewriter.notifyMatchFailure(op,
+                                         "dynamic shapes are not supported");
 
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
@@ -208,8 +216,9 @@ struct LowerSdpaToLinalg : OpRewritePattern<SdpaOp> {
     SdpaSizes sz{q[0], q[1], k[1], q[1] / k[1], q[2], k[2], q[3], v[3]};
 
     // Q viewed as B x Hkv x G x Lq x E.
-    Value q5 = buildExpand(rewriter, loc, op.getQuery(),
-                           {sz.b, sz.hkv, sz.g, sz.lq, sz.e}, {{0}, {1, 2}, {3}, {4}});
+    Value q5 =
+        buildExpand(rewriter, loc, op.getQuery(),
+                    {sz.b, sz.hkv, sz.g, sz.lq, sz.e}, {{0}, {1, 2}, {3}, {4}});
 
     // QK[b,kh,g,i,j] = sum_e q5[b,kh,g,i,e] * k[b,kh,j,e]; dims (b,kh,g,i,j,e).
     Value qk = buildContraction(
@@ -222,30 +231,32 @@ struct LowerSdpaToLinalg : OpRewritePattern<SdpaOp> {
     Value shaw;
     if (Value relKey = op.getRelKey()) {
       int64_t numRel = getShape(relKey)[0];
-      shaw = buildContraction(rewriter, loc, q5, dimsMap(ctx, 6, {0, 1, 2, 3, 5}),
-                              relKey, dimsMap(ctx, 6, {4, 5}),
-                              {sz.b, sz.hkv, sz.g, sz.lq, numRel},
-                              dimsMap(ctx, 6, {0, 1, 2, 3, 4}));
+      shaw = buildContraction(
+          rewriter, loc, q5, dimsMap(ctx, 6, {0, 1, 2, 3, 5}), relKey,
+          dimsMap(ctx, 6, {4, 5}), {sz.b, sz.hkv, sz.g, sz.lq, numRel},
+          dimsMap(ctx, 6, {0, 1, 2, 3, 4}));
     }
 
     Value graphMask;
     if (op.getMask() == MaskKind::graph)
-      graphMask = buildDenseFromCsr(rewriter, loc, op.getRowPtr(), op.getColIdx(),
-                                    sz.lq, sz.lk, rewriter.getI1Type());
+      graphMask =
+          buildDenseFromCsr(rewriter, loc, op.getRowPtr(), op.getColIdx(),
+                            sz.lq, sz.lk, rewriter.getI1Type());
 
-    Value scores = ScoreBuilder(op, sz, qk, shaw, graphMask).build(rewriter, loc);
+    Value scores =
+        ScoreBuilder(op, sz, qk, shaw, graphMask).build(rewriter, loc);
     MaskedSoftmax sm = buildMaskedSoftmax(rewriter, loc, scores);
 
     // O[b,kh,g,i,d] = sum_j P[b,kh,g,i,j] * v[b,kh,j,d]; dims (b,kh,g,i,d,j).
-    Value o5 = buildContraction(rewriter, loc, sm.probs,
-                                dimsMap(ctx, 6, {0, 1, 2, 3, 5}), op.getValue(),
-                                dimsMap(ctx, 6, {0, 1, 5, 4}),
-                                {sz.b, sz.hkv, sz.g, sz.lq, sz.ev},
-                                dimsMap(ctx, 6, {0, 1, 2, 3, 4}));
+    Value o5 = buildContraction(
+        rewriter, loc, sm.probs, dimsMap(ctx, 6, {0, 1, 2, 3, 5}),
+        op.getValue(), dimsMap(ctx, 6, {0, 1, 5, 4}),
+        {sz.b, sz.hkv, sz.g, sz.lq, sz.ev}, dimsMap(ctx, 6, {0, 1, 2, 3, 4}));
     SmallVector<Value> results{
         buildCollapse(rewriter, loc, o5, {{0}, {1, 2}, {3}, {4}})};
     if (op.getLse())
-      results.push_back(buildCollapse(rewriter, loc, sm.lse, {{0}, {1, 2}, {3}}));
+      results.push_back(
+          buildCollapse(rewriter, loc, sm.lse, {{0}, {1, 2}, {3}}));
     rewriter.replaceOp(op, results);
     return success();
   }
@@ -253,6 +264,7 @@ struct LowerSdpaToLinalg : OpRewritePattern<SdpaOp> {
 
 } // namespace
 
-void mlir::attn::populateLowerSdpaToLinalgPatterns(RewritePatternSet &patterns) {
+void mlir::attn::populateLowerSdpaToLinalgPatterns(
+    RewritePatternSet &patterns) {
   patterns.add<LowerSdpaToLinalg>(patterns.getContext());
 }

@@ -1,6 +1,8 @@
-//===- LowerToLinalg.cpp - the attn-lower-to-linalg pass ---------------------===//
+//===- LowerToLinalg.cpp - the attn-lower-to-linalg pass
+//---------------------===//
 
 #include "dialect/AttnOps.h"
+#include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -16,20 +18,23 @@ using namespace mlir::attn;
 
 namespace {
 
-struct AttnLowerToLinalg : attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalg> {
+struct AttnLowerToLinalg
+    : attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalg> {
   void runOnOperation() override {
     // The patterns need static shapes; say so per op rather than leaving it.
     WalkResult shapes = getOperation()->walk([](Operation *op) {
       if (!isa<SdpaOp, MhaOp, GatOp>(op))
         return WalkResult::advance();
-      for (Value v : op->getOperands())
-        if (!cast<RankedTensorType>(v.getType()).hasStaticShape()) {
+      if (hasStaticTensorOperands(op))
+        return WalkResult::advance();
+      for (Type t : op->getOperandTypes())
+        if (!cast<RankedTensorType>(t).hasStaticShape()) {
           op->emitOpError("cannot be lowered: the reference lowering needs "
                           "static shapes, got ")
-              << v.getType();
-          return WalkResult::interrupt();
+              << t;
+          break;
         }
-      return WalkResult::advance();
+      return WalkResult::interrupt();
     });
     if (shapes.wasInterrupted())
       return signalPassFailure();

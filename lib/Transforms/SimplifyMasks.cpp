@@ -1,4 +1,5 @@
-//===- SimplifyMasks.cpp - rewrite masks that mask nothing -------------------===//
+//===- SimplifyMasks.cpp - rewrite masks that mask nothing
+//-------------------===//
 //
 // The worked example of docs/writing-a-pass.md.
 //
@@ -24,7 +25,8 @@ namespace {
 struct LocalCoveringAllKeys : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(SdpaOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
     if (op.getMask() != MaskKind::local)
       return rewriter.notifyMatchFailure(op, "not a local mask");
     int64_t lq = op.getQuery().getType().getDimSize(2);
@@ -46,7 +48,8 @@ struct LocalCoveringAllKeys : OpRewritePattern<SdpaOp> {
   }
 };
 
-struct AttnSimplifyMasks : attn::impl::AttnSimplifyMasksBase<AttnSimplifyMasks> {
+struct AttnSimplifyMasks
+    : attn::impl::AttnSimplifyMasksBase<AttnSimplifyMasks> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<LocalCoveringAllKeys>(&getContext());

@@ -1,4 +1,5 @@
-//===- ReferenceTest.cpp - the C++ oracle against hand-computed answers ------===//
+//===- ReferenceTest.cpp - the C++ oracle against hand-computed answers
+//------===//
 //
 // The reference kernels are the oracle of every JIT test; these cases check
 // the oracle itself on inputs whose answers follow from the definitions.
@@ -17,7 +18,8 @@ using namespace mlir::attn::reference;
 
 namespace {
 
-HostTensor make(llvm::ArrayRef<int64_t> shape, std::initializer_list<double> values) {
+HostTensor make(llvm::ArrayRef<int64_t> shape,
+                std::initializer_list<double> values) {
   HostTensor t(DType::f32, shape);
   int64_t i = 0;
   for (double v : values)
@@ -25,7 +27,8 @@ HostTensor make(llvm::ArrayRef<int64_t> shape, std::initializer_list<double> val
   return t;
 }
 
-HostTensor makeInt(llvm::ArrayRef<int64_t> shape, std::initializer_list<int64_t> values) {
+HostTensor makeInt(llvm::ArrayRef<int64_t> shape,
+                   std::initializer_list<int64_t> values) {
   HostTensor t(DType::i32, shape);
   int64_t i = 0;
   for (int64_t v : values)
@@ -137,15 +140,17 @@ TEST(ReferenceGat, SelfLoopsIsolatedNodesAndDuplicates) {
   HostTensor att = make({1, 1}, {0});
   HostTensor bias = make({1}, {0.5});
   // Node 0 <- {1, 1, 0}; node 1 <- {}; node 2 <- {0}.
-  HostTensor rowPtr = makeInt({4}, {0, 3, 3, 4}), colIdx = makeInt({4}, {1, 1, 0, 0});
+  HostTensor rowPtr = makeInt({4}, {0, 3, 3, 4}),
+             colIdx = makeInt({4}, {1, 1, 0, 0});
   GatArgs a{&x, &w, &att, &att, &rowPtr, &colIdx};
   a.bias = &bias;
   HostTensor out(DType::f32, {3, 1});
 
   a.addSelfLoops = false;
   gat(a, out);
-  EXPECT_NEAR(out.getDouble(0), (2 + 2 + 1) / 3.0 + 0.5, 1e-6); // duplicate counts
-  EXPECT_NEAR(out.getDouble(1), 0.5, 1e-6);                   // isolated: bias
+  EXPECT_NEAR(out.getDouble(0), (2 + 2 + 1) / 3.0 + 0.5,
+              1e-6);                        // duplicate counts
+  EXPECT_NEAR(out.getDouble(1), 0.5, 1e-6); // isolated: bias
   EXPECT_NEAR(out.getDouble(2), 1.0 + 0.5, 1e-6);
 
   a.addSelfLoops = true; // existing self loop of node 0 replaced by one

@@ -1,4 +1,5 @@
-//===- TensorTest.cpp - host tensors and the .npy reader/writer --------------===//
+//===- TensorTest.cpp - host tensors and the .npy reader/writer
+//--------------===//
 
 #include "lib/Runtime/Tensor.h"
 
@@ -55,7 +56,8 @@ TEST_F(NpyTest, RoundTripsEveryDtypeAndRank) {
 }
 
 TEST_F(NpyTest, ReadsVersion2Headers) {
-  std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
+  std::string header =
+      "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
   header.append(64 - (12 + header.size() + 1) % 64, ' ');
   header += '\n';
   std::string file("\x93NUMPY\x02\x00", 8);
@@ -84,35 +86,47 @@ TEST_F(NpyTest, RejectsMalformedFilesWithOneClearMessage) {
     file += char(header.size() >> 8);
     return file + header;
   };
-  writeRaw("fortran.npy",
-           withHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }") +
-               std::string(4, '\0'));
+  writeRaw(
+      "fortran.npy",
+      withHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }") +
+          std::string(4, '\0'));
   EXPECT_NE(readError("fortran.npy").find("Fortran-order"), std::string::npos);
 
-  writeRaw("complex.npy",
-           withHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }"));
-  EXPECT_NE(readError("complex.npy").find("unsupported dtype '<c8'"), std::string::npos);
+  writeRaw(
+      "complex.npy",
+      withHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }"));
+  EXPECT_NE(readError("complex.npy").find("unsupported dtype '<c8'"),
+            std::string::npos);
 
-  writeRaw("short.npy",
-           withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }") +
-               std::string(4, '\0'));
-  EXPECT_NE(readError("short.npy").find("expected 12 data bytes for shape 3xf32, found 4"),
+  writeRaw(
+      "short.npy",
+      withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }") +
+          std::string(4, '\0'));
+  EXPECT_NE(readError("short.npy")
+                .find("expected 12 data bytes for shape 3xf32, found 4"),
             std::string::npos);
 
   writeRaw("huge.npy",
            withHeader("{'descr': '<f4', 'fortran_order': False, "
                       "'shape': (100000000000, 100000000000, 10), }"));
-  EXPECT_NE(readError("huge.npy").find("expected more data bytes"), std::string::npos);
+  EXPECT_NE(readError("huge.npy").find("expected more data bytes"),
+            std::string::npos);
 
-  writeRaw("noshape.npy", withHeader("{'descr': '<f4', 'fortran_order': False, }"));
-  EXPECT_NE(readError("noshape.npy").find("no 'shape' field"), std::string::npos);
+  writeRaw("noshape.npy",
+           withHeader("{'descr': '<f4', 'fortran_order': False, }"));
+  EXPECT_NE(readError("noshape.npy").find("no 'shape' field"),
+            std::string::npos);
 
   writeRaw("badshape.npy",
-           withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }"));
-  EXPECT_NE(readError("badshape.npy").find("bad dimension 'x'"), std::string::npos);
+           withHeader(
+               "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }"));
+  EXPECT_NE(readError("badshape.npy").find("bad dimension 'x'"),
+            std::string::npos);
 
-  writeRaw("truncated.npy", std::string("\x93NUMPY\x01\x00\x40\x00{'descr'", 17));
-  EXPECT_NE(readError("truncated.npy").find("truncated .npy header"), std::string::npos);
+  writeRaw("truncated.npy",
+           std::string("\x93NUMPY\x01\x00\x40\x00{'descr'", 17));
+  EXPECT_NE(readError("truncated.npy").find("truncated .npy header"),
+            std::string::npos);
 }
 
 } // namespace

@@ -1,4 +1,5 @@
-//===- attn-run.cpp - JIT-run attn functions and check them ------------------===//
+//===- attn-run.cpp - JIT-run attn functions and check them
+//------------------===//
 //
 // Parses an MLIR file, lowers it with a named pipeline, JIT-compiles it and
 // calls one function on seeded (or .npy) inputs, printing the results and the
@@ -34,22 +35,24 @@ static cl::OptionCategory category("attn-run options");
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                       cl::Required, cl::cat(category));
-static cl::opt<std::string> entry("entry",
-                                  cl::desc("Function to call (default: the only "
-                                           "public function)"),
-                                  cl::cat(category));
+static cl::opt<std::string>
+    entry("entry",
+          cl::desc("Function to call (default: the only "
+                   "public function)"),
+          cl::cat(category));
 static cl::opt<bool> all("all",
                          cl::desc("Run (and check) every public function, each "
                                   "on its own generated inputs"),
                          cl::cat(category));
 static cl::opt<std::string>
-    pipeline("pipeline", cl::desc("Pass pipeline that lowers the module to LLVM"),
+    pipeline("pipeline",
+             cl::desc("Pass pipeline that lowers the module to LLVM"),
              cl::init("attn-reference-pipeline"), cl::cat(category));
-static cl::list<std::string>
-    inputs("input",
-           cl::desc("Argument from a .npy file, as INDEX=FILE (repeatable); the "
-                    "other arguments are generated"),
-           cl::cat(category));
+static cl::list<std::string> inputs(
+    "input",
+    cl::desc("Argument from a .npy file, as INDEX=FILE (repeatable); the "
+             "other arguments are generated"),
+    cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
                               cl::init(1), cl::cat(category));
 static cl::opt<double> magnitude("input-magnitude",
@@ -58,17 +61,19 @@ static cl::opt<double> magnitude("input-magnitude",
                                  cl::init(1.0), cl::cat(category));
 static cl::opt<unsigned> repeat("repeat", cl::desc("Number of timed calls"),
                                 cl::init(1), cl::cat(category));
-static cl::opt<bool> check("check",
-                           cl::desc("Compare every result with the C++ reference; "
-                                    "exit 1 on mismatch"),
-                           cl::cat(category));
+static cl::opt<bool>
+    check("check",
+          cl::desc("Compare every result with the C++ reference; "
+                   "exit 1 on mismatch"),
+          cl::cat(category));
 static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance of --check"),
-                            cl::init(1e-5), cl::cat(category));
-static cl::opt<double> absTol("atol",
-                              cl::desc("Absolute tolerance of --check (default: "
-                                       "rtol times the largest finite |expected| "
-                                       "of each result, i.e. relative to its scale)"),
-                              cl::init(-1.0), cl::cat(category));
+                              cl::init(1e-5), cl::cat(category));
+static cl::opt<double>
+    absTol("atol",
+           cl::desc("Absolute tolerance of --check (default: "
+                    "rtol times the largest finite |expected| "
+                    "of each result, i.e. relative to its scale)"),
+           cl::init(-1.0), cl::cat(category));
 static cl::opt<std::string>
     dumpDir("dump-dir",
             cl::desc("Write inputs (argN.npy), results (resultN.npy) and, with "
@@ -81,7 +86,9 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-static int fail(llvm::Error err) { return fail(llvm::toString(std::move(err))); }
+static int fail(llvm::Error err) {
+  return fail(llvm::toString(std::move(err)));
+}
 
 /// The functions to run: --entry, every public function with --all, or the
 /// only public function.
@@ -112,8 +119,8 @@ static llvm::Error loadInputs(std::vector<HostTensor> &args) {
       return llvm::createStringError("--input expects INDEX=FILE.npy, got '%s'",
                                      spec.c_str());
     if (index >= args.size())
-      return llvm::createStringError("--input %u: the function has %zu arguments",
-                                     index, args.size());
+      return llvm::createStringError(
+          "--input %u: the function has %zu arguments", index, args.size());
     llvm::Expected<HostTensor> t = readNpy(path);
     if (!t)
       return t.takeError();
@@ -134,10 +141,10 @@ static void printSummary(llvm::StringRef name, const HostTensor &t) {
     sum += v;
     absMax = std::max(absMax, std::fabs(v));
   }
-  llvm::outs() << llvm::format("  %s: %s  mean %.6g  absmax %.6g", name.str().c_str(),
-                               t.typeString().c_str(),
-                               t.numElements() ? sum / double(t.numElements()) : 0.0,
-                               absMax);
+  llvm::outs() << llvm::format(
+      "  %s: %s  mean %.6g  absmax %.6g", name.str().c_str(),
+      t.typeString().c_str(),
+      t.numElements() ? sum / double(t.numElements()) : 0.0, absMax);
   if (nonFinite)
     llvm::outs() << "  non-finite " << nonFinite;
   llvm::outs() << "  first [";
@@ -150,7 +157,8 @@ static void printSummary(llvm::StringRef name, const HostTensor &t) {
 /// rtol * max |want| (errors relative to the result's scale: an output that is
 /// a cancelling sum of many terms is not held to 1e-5 of its own tiny value).
 /// Infinities must match exactly and NaN never passes.
-static bool compare(unsigned index, const HostTensor &got, const HostTensor &want) {
+static bool compare(unsigned index, const HostTensor &got,
+                    const HostTensor &want) {
   double scale = 0;
   for (int64_t i = 0; i < want.numElements(); ++i)
     if (std::isfinite(want.getDouble(i)))
@@ -172,23 +180,24 @@ static bool compare(unsigned index, const HostTensor &got, const HostTensor &wan
     if (!ok && bad++ == 0)
       firstBad = i;
   }
-  llvm::outs() << llvm::format("  result %u: max abs err %.3g (%.3g of the result's "
-                               "scale %.3g), atol %.3g: ",
-                               index, maxAbs, scale > 0 ? maxAbs / scale : 0.0, scale,
-                               atol);
+  llvm::outs() << llvm::format(
+      "  result %u: max abs err %.3g (%.3g of the result's "
+      "scale %.3g), atol %.3g: ",
+      index, maxAbs, scale > 0 ? maxAbs / scale : 0.0, scale, atol);
   if (!bad) {
     llvm::outs() << "OK\n";
     return true;
   }
-  llvm::outs() << llvm::format("MISMATCH in %lld of %lld elements; first at flat "
-                               "index %lld: got %.9g, expected %.9g\n",
-                               (long long)bad, (long long)want.numElements(),
-                               (long long)firstBad, got.getDouble(firstBad),
-                               want.getDouble(firstBad));
+  llvm::outs() << llvm::format(
+      "MISMATCH in %lld of %lld elements; first at flat "
+      "index %lld: got %.9g, expected %.9g\n",
+      (long long)bad, (long long)want.numElements(), (long long)firstBad,
+      got.getDouble(firstBad), want.getDouble(firstBad));
   return false;
 }
 
-static llvm::Error dump(llvm::StringRef prefix, llvm::ArrayRef<const HostTensor *> ts) {
+static llvm::Error dump(llvm::StringRef prefix,
+                        llvm::ArrayRef<const HostTensor *> ts) {
   for (auto [i, t] : llvm::enumerate(ts)) {
     llvm::SmallString<128> path(dumpDir);
     llvm::sys::path::append(path, prefix + llvm::Twine(i) + ".npy");
@@ -234,14 +243,15 @@ static int runFunction(JitModule &jit, func::FuncOp original) {
     if (llvm::Error err = jit.invoke(name, in, out))
       return fail(std::move(err));
     times.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count());
   }
   std::sort(times.begin(), times.end());
 
   llvm::outs() << "attn-run: @" << name << " from " << inputFile << "\n";
-  llvm::outs() << llvm::format("  run: best %.3f ms, median %.3f ms over %zu call(s)\n",
-                               times.front() * 1e3, times[times.size() / 2] * 1e3,
-                               times.size());
+  llvm::outs() << llvm::format(
+      "  run: best %.3f ms, median %.3f ms over %zu call(s)\n",
+      times.front() * 1e3, times[times.size() / 2] * 1e3, times.size());
   for (auto [i, t] : llvm::enumerate(*results))
     printSummary("result " + std::to_string(i), t);
 
@@ -277,7 +287,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "attn-run: JIT-compile an MLIR file with attn ops, run its functions on "
-      "seeded or .npy inputs and (--check) compare them with the C++ reference\n");
+      "seeded or .npy inputs and (--check) compare them with the C++ "
+      "reference\n");
   if (all && (!inputs.empty() || !dumpDir.empty()))
     return fail("--input and --dump-dir need a single function, not --all");
 
@@ -308,11 +319,11 @@ int main(int argc, char **argv) {
   auto jit = JitModule::compile(*module, options);
   if (!jit)
     return fail(jit.takeError());
-  llvm::outs() << llvm::format("attn-run: %s: lowering (%s) %.1f ms, JIT compile "
-                               "(LLVM -O3) %.1f ms\n",
-                               inputFile.c_str(), pipeline.c_str(),
-                               (*jit)->timings().lowering * 1e3,
-                               (*jit)->timings().translation * 1e3);
+  llvm::outs() << llvm::format(
+      "attn-run: %s: lowering (%s) %.1f ms, JIT compile "
+      "(LLVM -O3) %.1f ms\n",
+      inputFile.c_str(), pipeline.c_str(), (*jit)->timings().lowering * 1e3,
+      (*jit)->timings().translation * 1e3);
 
   int status = 0;
   for (const std::string &name : *names)
