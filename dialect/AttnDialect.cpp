@@ -1,5 +1,4 @@
-//===- AttnDialect.cpp - attn dialect registration
-//-------------------------===//
+//===- AttnDialect.cpp - attn dialect registration ------------------------===//
 
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnOps.h"

@@ -1,5 +1,4 @@
-//===- AttnOps.cpp - attn dialect operations
-//---------------------------------===//
+//===- AttnOps.cpp - attn dialect operations ------------------------------===//
 //
 // Verifiers: one clear message per malformed op. Dynamic dimensions are
 // accepted everywhere and checked only where both sides are static.

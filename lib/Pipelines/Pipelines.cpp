@@ -1,5 +1,4 @@
-//===- Pipelines.cpp - named pipelines from attn IR to LLVM
-//------------------===//
+//===- Pipelines.cpp - named pipelines from attn IR to LLVM ---------------===//
 
 #include "lib/Pipelines/Pipelines.h"
 #include "lib/Transforms/Passes.h"

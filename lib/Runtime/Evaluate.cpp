@@ -1,5 +1,4 @@
-//===- Evaluate.cpp - attn functions on the C++ reference
-//--------------------===//
+//===- Evaluate.cpp - attn functions on the C++ reference -----------------===//
 
 #include "lib/Runtime/Evaluate.h"
 

@@ -1,5 +1,4 @@
-//===- Jit.cpp - JIT-compile and call attn modules
-//---------------------------===//
+//===- Jit.cpp - JIT-compile and call attn modules ------------------------===//
 
 #include "lib/Runtime/Jit.h"
 

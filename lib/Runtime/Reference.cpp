@@ -1,5 +1,4 @@
-//===- Reference.cpp - naive C++ attention kernels (test oracle)
-//-------------===//
+//===- Reference.cpp - naive C++ attention kernels (test oracle) ----------===//
 
 #include "lib/Runtime/Reference.h"
 

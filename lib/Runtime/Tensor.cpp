@@ -1,5 +1,4 @@
-//===- Tensor.cpp - host tensors and .npy files
-//------------------------------===//
+//===- Tensor.cpp - host tensors and .npy files ---------------------------===//
 
 #include "lib/Runtime/Tensor.h"
 

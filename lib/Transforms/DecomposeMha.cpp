@@ -1,5 +1,4 @@
-//===- DecomposeMha.cpp - attn.mha to projections + attn.sdpa
-//----------------===//
+//===- DecomposeMha.cpp - attn.mha to projections + attn.sdpa -------------===//
 //
 // Splits the packed in-projection into its Q, K and V blocks and writes each
 // projection straight into the head-split B x H x L x hd layout (one generic

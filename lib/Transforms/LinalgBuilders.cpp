@@ -1,5 +1,4 @@
-//===- LinalgBuilders.cpp - math pieces shared by the lowerings
-//-------------===//
+//===- LinalgBuilders.cpp - math pieces shared by the lowerings -----------===//
 
 #include "lib/Transforms/LinalgBuilders.h"
 

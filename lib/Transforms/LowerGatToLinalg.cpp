@@ -1,5 +1,4 @@
-//===- LowerGatToLinalg.cpp - reference lowering of attn.gat
-//-----------------===//
+//===- LowerGatToLinalg.cpp - reference lowering of attn.gat --------------===//
 //
 // Materialises a dense H x N x N score tensor from a dense edge-count matrix,
 // so that duplicate edges and self loops are handled by plain arithmetic:

@@ -1,5 +1,4 @@
-//===- LowerSdpaToLinalg.cpp - reference lowering of attn.sdpa
-//---------------===//
+//===- LowerSdpaToLinalg.cpp - reference lowering of attn.sdpa ------------===//
 //
 // Materialises the scores: S = QK^T, one elementwise generic applies the scale,
 // the score modifications and the mask, a masked softmax normalises, and
@@ -13,6 +12,7 @@
 #include "dialect/AttnOps.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
+#include "lib/Transforms/SdpaScore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -96,105 +96,39 @@ private:
     return AffineMap::get(5, 0, exprs, ctx);
   }
 
-  Value index(OpBuilder &b, Location loc, int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
-
-  Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x,
-            Value y) {
-    return arith::CmpIOp::create(b, loc, p, x, y);
-  }
-
   Value body(OpBuilder &b, Location loc, ValueRange args) {
     Type f = args[0].getType();
-    Value bIdx = linalg::IndexOp::create(b, loc, kB);
     Value kh = linalg::IndexOp::create(b, loc, kKh);
     Value g = linalg::IndexOp::create(b, loc, kG);
-    Value i = linalg::IndexOp::create(b, loc, kI);
-    Value j = linalg::IndexOp::create(b, loc, kJ);
-    // Query head and the query's absolute position (bottom-right aligned).
+    // Query head h = kh * G + g.
     Value h = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, kh, index(b, loc, sz.g)), g);
-    Value ia = arith::AddIOp::create(b, loc, i, index(b, loc, sz.lk - sz.lq));
-    Value dist = arith::SubIOp::create(b, loc, j, ia);
-
-    Value relIdx;
-    if (std::optional<uint64_t> clip = op.getRelClip()) {
-      int64_t r = static_cast<int64_t>(*clip);
-      Value clipped = arith::MaxSIOp::create(
-          b, loc, arith::MinSIOp::create(b, loc, dist, index(b, loc, r)),
-          index(b, loc, -r));
-      relIdx = arith::AddIOp::create(b, loc, clipped, index(b, loc, r));
-    }
-
-    Value s = args[0];
-    if (shaw) {
-      Value qa = tensor::ExtractOp::create(b, loc, shaw,
-                                           ValueRange{bIdx, kh, g, i, relIdx});
-      s = arith::AddFOp::create(b, loc, s, qa);
-    }
-    s = arith::MulFOp::create(
-        b, loc, s, buildFloatConstant(b, loc, f, op.getEffectiveScale()));
-    if (biasArg)
-      s = arith::AddFOp::create(b, loc, s, args[*biasArg]);
-    if (Value table = op.getRelBias())
-      s = arith::AddFOp::create(
-          b, loc, s,
-          tensor::ExtractOp::create(b, loc, table, ValueRange{h, relIdx}));
-    if (Value slopes = op.getAlibiSlopes()) {
-      Value slope = tensor::ExtractOp::create(b, loc, slopes, ValueRange{h});
-      Value absDist = arith::MaxSIOp::create(
-          b, loc, dist, arith::SubIOp::create(b, loc, index(b, loc, 0), dist));
-      Value absF = arith::SIToFPOp::create(
-          b, loc, f,
-          arith::IndexCastOp::create(b, loc, b.getI64Type(), absDist));
-      s = arith::SubFOp::create(b, loc, s,
-                                arith::MulFOp::create(b, loc, slope, absF));
-    }
-
-    Value allowed = allowedPredicate(b, loc, args, bIdx, ia, j);
+        b, loc,
+        arith::MulIOp::create(b, loc, kh,
+                              arith::ConstantIndexOp::create(b, loc, sz.g)),
+        g);
+    ScorePosition pos{linalg::IndexOp::create(b, loc, kB), h,
+                      linalg::IndexOp::create(b, loc, kI),
+                      linalg::IndexOp::create(b, loc, kJ)};
+    Value shawDot;
+    if (shaw)
+      shawDot = tensor::ExtractOp::create(
+          b, loc, shaw,
+          ValueRange{pos.b, kh, g, pos.i, emitter.relativeIndex(b, loc, pos)});
+    Value s = emitter.modify(b, loc, pos, args[0], shawDot,
+                             biasArg ? args[*biasArg] : Value());
+    SmallVector<Value> extra;
+    if (maskArg)
+      extra.push_back(args[*maskArg]);
+    Value allowed = emitter.allowed(b, loc, pos, extra);
     if (!allowed)
       return s;
-    Value negInf =
-        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+    Value negInf = buildFloatConstant(b, loc, f,
+                                      -std::numeric_limits<double>::infinity());
     return arith::SelectOp::create(b, loc, allowed, s, negInf);
   }
 
-  /// The conjunction of every mask that applies, or null when all keys are
-  /// allowed.
-  Value allowedPredicate(OpBuilder &b, Location loc, ValueRange args,
-                         Value bIdx, Value ia, Value j) {
-    SmallVector<Value> conds;
-    MaskKind mask = op.getMask();
-    if (mask == MaskKind::causal || mask == MaskKind::causal_local)
-      conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, j, ia));
-    if (mask == MaskKind::local || mask == MaskKind::causal_local) {
-      Value lo = arith::SubIOp::create(
-          b, loc, ia, index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
-      conds.push_back(cmp(b, loc, arith::CmpIPredicate::sge, j, lo));
-      if (std::optional<uint64_t> right = op.getWindowRight()) {
-        Value hi = arith::AddIOp::create(
-            b, loc, ia, index(b, loc, static_cast<int64_t>(*right)));
-        conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, j, hi));
-      }
-    }
-    if (Value lengths = op.getKvLengths()) {
-      Value len = arith::IndexCastOp::create(
-          b, loc, b.getIndexType(),
-          tensor::ExtractOp::create(b, loc, lengths, ValueRange{bIdx}));
-      conds.push_back(cmp(b, loc, arith::CmpIPredicate::slt, j, len));
-    }
-    if (maskArg)
-      conds.push_back(args[*maskArg]);
-    if (conds.empty())
-      return {};
-    Value all = conds.front();
-    for (Value c : ArrayRef<Value>(conds).drop_front())
-      all = arith::AndIOp::create(b, loc, all, c);
-    return all;
-  }
-
   SdpaOp op;
+  SdpaScoreEmitter emitter{op};
   const SdpaSizes &sz;
   Value qk, shaw, graphMask;
   std::optional<unsigned> biasArg, maskArg;

@@ -1,5 +1,4 @@
-//===- LowerToLinalg.cpp - the attn-lower-to-linalg pass
-//---------------------===//
+//===- LowerToLinalg.cpp - the attn-lower-to-linalg pass ------------------===//
 
 #include "dialect/AttnOps.h"
 #include "lib/Transforms/LinalgBuilders.h"

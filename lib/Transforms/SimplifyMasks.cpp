@@ -1,5 +1,4 @@
-//===- SimplifyMasks.cpp - rewrite masks that mask nothing
-//-------------------===//
+//===- SimplifyMasks.cpp - rewrite masks that mask nothing ----------------===//
 //
 // The worked example of docs/writing-a-pass.md.
 //

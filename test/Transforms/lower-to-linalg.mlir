@@ -107,7 +107,8 @@ func.func @graph(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x
 // CHECK: linalg.generic {indexing_maps = [{{.+}}, affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, 0, d3, d4)>, {{.+}}]{{.*}} ins(%{{.+}}, %[[BIAS5]] :
 // CHECK:   %[[R:.+]] = arith.addi %{{.+}}, %c2
 // CHECK:   tensor.extract %[[QA]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[R]]]
-// CHECK:   tensor.extract %[[RB]][%{{.+}}, %[[R]]]
+// CHECK:   %[[R2:.+]] = arith.addi %{{.+}}, %c2
+// CHECK:   tensor.extract %[[RB]][%{{.+}}, %[[R2]]]
 // CHECK:   tensor.extract %[[AL]][%{{.+}}]
 // CHECK:   arith.sitofp
 // CHECK:   arith.subf

@@ -1,5 +1,4 @@
-//===- ReferenceTest.cpp - the C++ oracle against hand-computed answers
-//------===//
+//===- ReferenceTest.cpp - the C++ oracle against hand-computed answers ---===//
 //
 // The reference kernels are the oracle of every JIT test; these cases check
 // the oracle itself on inputs whose answers follow from the definitions.

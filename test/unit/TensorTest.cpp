@@ -1,5 +1,4 @@
-//===- TensorTest.cpp - host tensors and the .npy reader/writer
-//--------------===//
+//===- TensorTest.cpp - host tensors and the .npy reader/writer -----------===//
 
 #include "lib/Runtime/Tensor.h"
 

@@ -1,5 +1,4 @@
-//===- attn-opt.cpp - opt-style driver for attn IR
-//---------------------------===//
+//===- attn-opt.cpp - opt-style driver for attn IR ------------------------===//
 //
 // mlir-opt with the attn dialect, its passes and pipelines added to every
 // upstream dialect, extension and pass.

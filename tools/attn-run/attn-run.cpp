@@ -1,5 +1,4 @@
-//===- attn-run.cpp - JIT-run attn functions and check them
-//------------------===//
+//===- attn-run.cpp - JIT-run attn functions and check them ---------------===//
 //
 // Parses an MLIR file, lowers it with a named pipeline, JIT-compiles it and
 // calls one function on seeded (or .npy) inputs, printing the results and the

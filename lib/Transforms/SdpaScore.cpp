@@ -1,0 +1,106 @@
+//===- SdpaScore.cpp - score modifications and masks of attn.sdpa ---------===//
+
+#include "lib/Transforms/SdpaScore.h"
+#include "lib/Transforms/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static Value index(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+static Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x,
+                 Value y) {
+  return arith::CmpIOp::create(b, loc, p, x, y);
+}
+
+SdpaScoreEmitter::SdpaScoreEmitter(SdpaOp op)
+    : op(op), lq(op.getQuery().getType().getDimSize(2)),
+      lk(op.getKey().getType().getDimSize(2)) {}
+
+Value SdpaScoreEmitter::queryPosition(OpBuilder &b, Location loc,
+                                      Value i) const {
+  return arith::AddIOp::create(b, loc, i, index(b, loc, lk - lq));
+}
+
+Value SdpaScoreEmitter::relativeIndex(OpBuilder &b, Location loc,
+                                      const ScorePosition &p) const {
+  int64_t r = static_cast<int64_t>(*op.getRelClip());
+  Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.i));
+  Value clipped = arith::MaxSIOp::create(
+      b, loc, arith::MinSIOp::create(b, loc, dist, index(b, loc, r)),
+      index(b, loc, -r));
+  return arith::AddIOp::create(b, loc, clipped, index(b, loc, r));
+}
+
+Value SdpaScoreEmitter::modify(OpBuilder &b, Location loc,
+                               const ScorePosition &p, Value qk, Value shaw,
+                               Value bias) const {
+  Type f = qk.getType();
+  Value s = qk;
+  if (shaw)
+    s = arith::AddFOp::create(b, loc, s, shaw);
+  s = arith::MulFOp::create(
+      b, loc, s, buildFloatConstant(b, loc, f, op.getEffectiveScale()));
+  if (bias)
+    s = arith::AddFOp::create(b, loc, s, bias);
+  if (Value table = op.getRelBias())
+    s = arith::AddFOp::create(
+        b, loc, s,
+        tensor::ExtractOp::create(b, loc, table,
+                                  ValueRange{p.h, relativeIndex(b, loc, p)}));
+  if (Value slopes = op.getAlibiSlopes()) {
+    Value slope = tensor::ExtractOp::create(b, loc, slopes, ValueRange{p.h});
+    Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.i));
+    Value absDist = arith::MaxSIOp::create(
+        b, loc, dist, arith::SubIOp::create(b, loc, index(b, loc, 0), dist));
+    Value absF = arith::SIToFPOp::create(
+        b, loc, f, arith::IndexCastOp::create(b, loc, b.getI64Type(), absDist));
+    s = arith::SubFOp::create(b, loc, s,
+                              arith::MulFOp::create(b, loc, slope, absF));
+  }
+  return s;
+}
+
+bool SdpaScoreEmitter::hasPositionalMask() const {
+  return op.getMask() != MaskKind::dense && op.getMask() != MaskKind::graph ||
+         op.getKvLengths();
+}
+
+Value SdpaScoreEmitter::allowed(OpBuilder &b, Location loc,
+                                const ScorePosition &p,
+                                ArrayRef<Value> extra) const {
+  SmallVector<Value> conds;
+  MaskKind mask = op.getMask();
+  Value ia = queryPosition(b, loc, p.i);
+  if (mask == MaskKind::causal || mask == MaskKind::causal_local)
+    conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, p.j, ia));
+  if (mask == MaskKind::local || mask == MaskKind::causal_local) {
+    Value lo = arith::SubIOp::create(
+        b, loc, ia,
+        index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
+    conds.push_back(cmp(b, loc, arith::CmpIPredicate::sge, p.j, lo));
+    if (std::optional<uint64_t> right = op.getWindowRight()) {
+      Value hi = arith::AddIOp::create(
+          b, loc, ia, index(b, loc, static_cast<int64_t>(*right)));
+      conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, p.j, hi));
+    }
+  }
+  if (Value lengths = op.getKvLengths()) {
+    Value len = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        tensor::ExtractOp::create(b, loc, lengths, ValueRange{p.b}));
+    conds.push_back(cmp(b, loc, arith::CmpIPredicate::slt, p.j, len));
+  }
+  conds.append(extra.begin(), extra.end());
+  if (conds.empty())
+    return {};
+  Value all = conds.front();
+  for (Value c : ArrayRef<Value>(conds).drop_front())
+    all = arith::AndIOp::create(b, loc, all, c);
+  return all;
+}

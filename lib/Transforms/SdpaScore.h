@@ -1,0 +1,55 @@
+//===- SdpaScore.h - score modifications and masks of attn.sdpa -*- C++ -*-===//
+//
+// The scalar math of one attention score, emitted once for every lowering:
+// the reference lowering calls it inside its materialised score generic, the
+// tiled lowering inside each tile's generic, so both compute the same thing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_TRANSFORMS_SDPASCORE_H
+#define ATTN_LIB_TRANSFORMS_SDPASCORE_H
+
+#include "dialect/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn {
+
+/// Global coordinates (index values) of one score element: batch, query head,
+/// query row, key column.
+struct ScorePosition {
+  Value b, h, i, j;
+};
+
+class SdpaScoreEmitter {
+public:
+  explicit SdpaScoreEmitter(SdpaOp op);
+
+  /// The query's absolute position ia = i + (Lk - Lq).
+  Value queryPosition(OpBuilder &b, Location loc, Value i) const;
+
+  /// clip(j - ia, -R, R) + R, the row of the relative tables (needs rel_clip).
+  Value relativeIndex(OpBuilder &b, Location loc, const ScorePosition &p) const;
+
+  /// scale * (qk + shaw) + bias + rel_bias[h, r] - slope[h] * |j - ia|, where
+  /// `shaw` (q . rel_key[r]) and `bias` (the bias element) may be null.
+  Value modify(OpBuilder &b, Location loc, const ScorePosition &p, Value qk,
+               Value shaw, Value bias) const;
+
+  /// The conjunction of the structural mask, the padding mask and `extra`
+  /// conditions (e.g. a graph-mask element); null when nothing is masked.
+  Value allowed(OpBuilder &b, Location loc, const ScorePosition &p,
+                ArrayRef<Value> extra = {}) const;
+
+  /// Whether the op has a structural mask or padding (graph excluded).
+  bool hasPositionalMask() const;
+
+private:
+  // Op accessors are not const; the emitter does not modify the op.
+  mutable SdpaOp op;
+  int64_t lq, lk;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_TRANSFORMS_SDPASCORE_H
