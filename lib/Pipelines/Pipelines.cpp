@@ -9,14 +9,17 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
-void mlir::attn::buildReferencePipeline(
-    OpPassManager &pm, const ReferencePipelineOptions &options) {
-  pm.addPass(createAttnLowerToLinalg());
+/// Bufferizes (function boundaries with identity layouts, results as
+/// out-parameters when asked) and lowers loops to the LLVM dialect. With
+/// `threads` != 1, scf.forall loops become OpenMP parallel loops.
+static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
+                                       int64_t threads) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -25,20 +28,48 @@ void mlir::attn::buildReferencePipeline(
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  if (options.outParams) {
-    bufferization::BufferResultsToOutParamsPassOptions outParams;
-    outParams.hoistStaticAllocs = true;
-    outParams.modifyPublicFunctions = true;
-    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  if (outParams) {
+    bufferization::BufferResultsToOutParamsPassOptions options;
+    options.hoistStaticAllocs = true;
+    options.modifyPublicFunctions = true;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(options));
   }
   bufferization::buildBufferDeallocationPipeline(pm);
 
+  bool parallel = threads != 1;
+  pm.addPass(parallel ? createForallToParallelLoopPass()
+                      : createForallToForLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createSCFToControlFlowPass());
+  if (parallel) {
+    ConvertSCFToOpenMPPassOptions openmp;
+    openmp.numThreads = static_cast<unsigned>(threads);
+    pm.addPass(createConvertSCFToOpenMPPass(openmp));
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  if (parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::attn::buildReferencePipeline(
+    OpPassManager &pm, const ReferencePipelineOptions &options) {
+  pm.addPass(createAttnLowerToLinalg());
+  addBufferizeAndLowerToLLVM(pm, options.outParams, /*threads=*/1);
+}
+
+void mlir::attn::buildCpuPipeline(OpPassManager &pm,
+                                  const CpuPipelineOptions &options) {
+  pm.addPass(createAttnDecomposeMha());
+  AttnTileOptions tile;
+  tile.blockQ = options.blockQ;
+  tile.blockK = options.blockK;
+  pm.addPass(createAttnTile(tile));
+  pm.addPass(createAttnLowerToLinalg());
+  addBufferizeAndLowerToLLVM(pm, options.outParams, options.threads);
 }
 
 void mlir::attn::registerAttnPipelines() {
@@ -48,4 +79,11 @@ void mlir::attn::registerAttnPipelines() {
       "attn-lower-to-linalg, one-shot bufferization (results become "
       "out-parameters), loops, LLVM",
       buildReferencePipeline);
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "attn-cpu-pipeline",
+      "Lower attn IR to the LLVM dialect through fused, tiled attention "
+      "(attn-tile: online softmax, mask-aware key-tile ranges), one-shot "
+      "bufferization (results become out-parameters), the query-tile loop "
+      "parallel over OpenMP threads, LLVM",
+      buildCpuPipeline);
 }

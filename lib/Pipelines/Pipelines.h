@@ -23,8 +23,34 @@ struct ReferencePipelineOptions
 void buildReferencePipeline(OpPassManager &pm,
                             const ReferencePipelineOptions &options = {});
 
+/// Options of the CPU pipeline.
+struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  Option<int64_t> blockQ{*this, "block-q",
+                         llvm::cl::desc("Query rows per tile (attn-tile)"),
+                         llvm::cl::init(64)};
+  Option<int64_t> blockK{*this, "block-k",
+                         llvm::cl::desc("Key rows per tile (attn-tile)"),
+                         llvm::cl::init(64)};
+  Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads of the parallel tile loop: 1 runs it "
+                     "sequentially, N > 1 uses N OpenMP threads, 0 lets the "
+                     "OpenMP runtime choose (OMP_NUM_THREADS)"),
+      llvm::cl::init(1)};
+  Option<bool> outParams{
+      *this, "out-params",
+      llvm::cl::desc("Turn memref results of every function into trailing "
+                     "out-parameters (the JIT runtime's calling convention)"),
+      llvm::cl::init(true)};
+};
+
+/// attn -> tiled attention with online softmax (attn-tile; mha decomposed
+/// first, gat through the reference lowering) -> bufferized loops, the tile
+/// loop parallel over OpenMP threads -> LLVM dialect. The JIT's default.
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options = {});
+
 /// Registers the named pipelines with the global pipeline registry
-/// (`attn-reference-pipeline`).
+/// (`attn-reference-pipeline`, `attn-cpu-pipeline`).
 void registerAttnPipelines();
 
 } // namespace mlir::attn

@@ -46,6 +46,11 @@ std::optional<DType> mlir::attn::dtypeOf(Type t) {
   return std::nullopt;
 }
 
+std::vector<std::string> JitOptions::defaultSharedLibs() {
+  return {ATTN_LLVM_LIB_DIR "/libmlir_c_runner_utils.so",
+          ATTN_LLVM_LIB_DIR "/libomp.so"};
+}
+
 /// Registers passes and pipelines once per process, and the native target.
 static void initializeOnce() {
   static std::once_flag flag;
@@ -127,6 +132,9 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
                                 /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
+  SmallVector<StringRef> libs(options.sharedLibs.begin(),
+                              options.sharedLibs.end());
+  engineOptions.sharedLibPaths = libs;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)

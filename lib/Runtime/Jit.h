@@ -39,6 +39,11 @@ struct JitOptions {
   std::string pipeline = "attn-reference-pipeline";
   /// LLVM optimisation level of the JIT-compiled code.
   unsigned optLevel = 3;
+  /// Shared libraries the compiled code may call: MLIR's C runner utilities
+  /// (memrefCopy) and the OpenMP runtime of the parallel tile loop.
+  std::vector<std::string> sharedLibs = defaultSharedLibs();
+
+  static std::vector<std::string> defaultSharedLibs();
 };
 
 /// Wall-clock seconds spent in each stage of compilation.

@@ -62,13 +62,10 @@ static SmallVector<utils::IteratorType> iteratorsFor(AffineMap outMap) {
   return iters;
 }
 
-Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
-                                   AffineMap lhsMap, Value rhs,
-                                   AffineMap rhsMap, ArrayRef<int64_t> outShape,
-                                   AffineMap outMap) {
-  Type elemType = getElementType(lhs);
-  Value zero = buildFloatConstant(b, loc, elemType, 0.0);
-  Value init = buildFilled(b, loc, outShape, elemType, zero);
+Value mlir::attn::buildContractionInto(OpBuilder &b, Location loc, Value lhs,
+                                       AffineMap lhsMap, Value rhs,
+                                       AffineMap rhsMap, Value init,
+                                       AffineMap outMap) {
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{lhs, rhs}, ValueRange{init},
       ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iteratorsFor(outMap),
@@ -78,6 +75,16 @@ Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
         linalg::YieldOp::create(nb, nloc, sum);
       });
   return generic.getResult(0);
+}
+
+Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
+                                   AffineMap lhsMap, Value rhs,
+                                   AffineMap rhsMap, ArrayRef<int64_t> outShape,
+                                   AffineMap outMap) {
+  Type elemType = getElementType(lhs);
+  Value zero = buildFloatConstant(b, loc, elemType, 0.0);
+  Value init = buildFilled(b, loc, outShape, elemType, zero);
+  return buildContractionInto(b, loc, lhs, lhsMap, rhs, rhsMap, init, outMap);
 }
 
 Value mlir::attn::buildBroadcastAdd(OpBuilder &b, Location loc, Value value,
@@ -236,15 +243,172 @@ MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
   return {probs, lse};
 }
 
+OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
+                                                      Location loc,
+                                                      int64_t rows, int64_t ev,
+                                                      Type f) {
+  Value negInf =
+      buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+  Value zero = buildFloatConstant(b, loc, f, 0.0);
+  return {buildFilled(b, loc, {rows}, f, negInf),
+          buildFilled(b, loc, {rows}, f, zero),
+          buildFilled(b, loc, {rows, ev}, f, zero)};
+}
+
+/// Elementwise generic over `shape` whose body maps the input elements to
+/// the result element.
+template <typename Fn>
+static Value buildMap(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                      ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                      Fn fn) {
+  Type f = getElementType(inputs.front());
+  Value init = buildEmpty(b, loc, shape, f);
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext()));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, ValueRange{init}, maps,
+             SmallVector<utils::IteratorType>(shape.size(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc, fn(nb, nloc, args));
+             })
+      .getResult(0);
+}
+
+OnlineSoftmaxState
+mlir::attn::buildOnlineSoftmaxStep(OpBuilder &b, Location loc, Value scores,
+                                   Value values,
+                                   const OnlineSoftmaxState &state) {
+  // Every update writes into the state tensor it replaces (outs = the state),
+  // so a loop carrying the state bufferizes in place.
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> tile = getShape(scores);
+  Type f = getElementType(scores);
+  AffineMap id2 = AffineMap::getMultiDimIdentityMap(2, ctx);
+  AffineMap row2 = dimsMap(ctx, 2, {0});
+  AffineMap id1 = AffineMap::getMultiDimIdentityMap(1, ctx);
+  auto parallel = [](unsigned n) {
+    return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+  };
+  Value negInf =
+      buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+  Value zero = buildFloatConstant(b, loc, f, 0.0);
+  // exp(x - m), or 0 while the row max m is still -inf.
+  auto guardedExp = [&](OpBuilder &nb, Location nloc, Value x, Value m) {
+    Value e =
+        math::ExpOp::create(nb, nloc, arith::SubFOp::create(nb, nloc, x, m));
+    Value empty =
+        arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, m, negInf);
+    return arith::SelectOp::create(nb, nloc, empty, zero, e).getResult();
+  };
+
+  // m' = max(m, rowmax S) into m, and a = exp(m - m').
+  Value tileMax =
+      buildLastDimReduction<arith::MaximumFOp>(b, loc, scores, negInf);
+  auto maxUpdate = linalg::GenericOp::create(
+      b, loc, TypeRange{state.rowMax.getType(), tileMax.getType()},
+      ValueRange{tileMax},
+      ValueRange{state.rowMax, buildEmpty(b, loc, {tile[0]}, f)},
+      ArrayRef<AffineMap>{id1, id1, id1}, parallel(1),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value newMax = arith::MaximumFOp::create(nb, nloc, args[1], args[0]);
+        linalg::YieldOp::create(
+            nb, nloc,
+            ValueRange{newMax, guardedExp(nb, nloc, args[1], newMax)});
+      });
+  Value newMax = maxUpdate.getResult(0), alpha = maxUpdate.getResult(1);
+
+  // P = exp(S - m').
+  Value probs =
+      linalg::GenericOp::create(
+          b, loc, scores.getType(), ValueRange{scores, newMax},
+          ValueRange{buildEmpty(b, loc, tile, f)},
+          ArrayRef<AffineMap>{id2, row2, id2}, parallel(2),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            linalg::YieldOp::create(nb, nloc,
+                                    guardedExp(nb, nloc, args[0], args[1]));
+          })
+          .getResult(0);
+
+  // x *= a[row], in place.
+  auto rescale = [&](Value x, AffineMap alphaMap) {
+    unsigned rank = getShape(x).size();
+    return linalg::GenericOp::create(
+               b, loc, x.getType(), ValueRange{alpha}, ValueRange{x},
+               ArrayRef<AffineMap>{
+                   alphaMap, AffineMap::getMultiDimIdentityMap(rank, ctx)},
+               parallel(rank),
+               [](OpBuilder &nb, Location nloc, ValueRange args) {
+                 linalg::YieldOp::create(
+                     nb, nloc,
+                     arith::MulFOp::create(nb, nloc, args[1], args[0])
+                         .getResult());
+               })
+        .getResult(0);
+  };
+  // l' = a l + rowsum(P).
+  Value newSum =
+      linalg::GenericOp::create(
+          b, loc, state.rowSum.getType(), ValueRange{probs},
+          ValueRange{rescale(state.rowSum, id1)},
+          ArrayRef<AffineMap>{id2, row2},
+          {utils::IteratorType::parallel, utils::IteratorType::reduction},
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::AddFOp::create(nb, nloc, args[0], args[1]).getResult());
+          })
+          .getResult(0);
+  // acc' = a acc + P V; dims (i, d, j).
+  Value newAcc = buildContractionInto(
+      b, loc, probs, dimsMap(ctx, 3, {0, 2}), values, dimsMap(ctx, 3, {2, 1}),
+      rescale(state.acc, row2), dimsMap(ctx, 3, {0, 1}));
+  return {newMax, newSum, newAcc};
+}
+
+AttentionRows
+mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
+                                     const OnlineSoftmaxState &state) {
+  MLIRContext *ctx = b.getContext();
+  Type f = getElementType(state.acc);
+  Value zero = buildFloatConstant(b, loc, f, 0.0);
+  Value negInf =
+      buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+  AffineMap id1 = AffineMap::getMultiDimIdentityMap(1, ctx);
+  Value output = buildMap(
+      b, loc, getShape(state.acc), ValueRange{state.acc, state.rowSum},
+      {AffineMap::getMultiDimIdentityMap(2, ctx), dimsMap(ctx, 2, {0})},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                            args[1], zero);
+        Value o = arith::DivFOp::create(nb, nloc, args[0], args[1]);
+        return arith::SelectOp::create(nb, nloc, empty, zero, o);
+      });
+  Value lse = buildMap(
+      b, loc, getShape(state.rowMax), ValueRange{state.rowMax, state.rowSum},
+      {id1, id1}, [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                            args[1], zero);
+        Value v = arith::AddFOp::create(
+            nb, nloc, args[0], math::LogOp::create(nb, nloc, args[1]));
+        return arith::SelectOp::create(nb, nloc, empty, negInf, v);
+      });
+  return {output, lse};
+}
+
 Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
                                     Value colIdx, int64_t rows, int64_t cols,
-                                    Type elemType, bool skipDiagonal) {
+                                    Type elemType, bool skipDiagonal,
+                                    int64_t rowBlock, int64_t colBlock) {
   bool boolean = elemType.isInteger(1);
   Value init =
       boolean
           ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult()
           : buildFloatConstant(b, loc, elemType, 0.0);
-  Value dense = buildFilled(b, loc, {rows, cols}, elemType, init);
+  Value dense = buildFilled(b, loc,
+                            {llvm::divideCeilSigned(rows, rowBlock),
+                             llvm::divideCeilSigned(cols, colBlock)},
+                            elemType, init);
 
   Type indexType = b.getIndexType();
   auto toIndex = [&](OpBuilder &nb, Location nloc, Value v) -> Value {
@@ -254,11 +418,16 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   Value cRows = arith::ConstantIndexOp::create(b, loc, rows);
   Value cCols = arith::ConstantIndexOp::create(b, loc, cols);
+  Value cRowBlock = arith::ConstantIndexOp::create(b, loc, rowBlock);
+  Value cColBlock = arith::ConstantIndexOp::create(b, loc, colBlock);
 
   auto rowLoop = scf::ForOp::create(
       b, loc, c0, cRows, c1, ValueRange{dense},
       [&](OpBuilder &rb, Location rloc, Value i, ValueRange rowArgs) {
         Value next = arith::AddIOp::create(rb, rloc, i, c1);
+        Value row = rowBlock == 1
+                        ? i
+                        : arith::DivUIOp::create(rb, rloc, i, cRowBlock).getResult();
         Value begin =
             toIndex(rb, rloc,
                     tensor::ExtractOp::create(rb, rloc, rowPtr, ValueRange{i}));
@@ -284,8 +453,13 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
                 keep = arith::AndIOp::create(eb, eloc, keep, offDiag);
               }
               Value jSafe = arith::SelectOp::create(eb, eloc, keep, j, c0);
+              Value col =
+                  colBlock == 1
+                      ? jSafe
+                      : arith::DivUIOp::create(eb, eloc, jSafe, cColBlock)
+                            .getResult();
               Value old = tensor::ExtractOp::create(eb, eloc, edgeArgs[0],
-                                                    ValueRange{i, jSafe});
+                                                    ValueRange{row, col});
               Value updated =
                   boolean ? arith::ConstantOp::create(eb, eloc,
                                                       eb.getBoolAttr(true))
@@ -296,7 +470,7 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
                                 .getResult();
               Value val = arith::SelectOp::create(eb, eloc, keep, updated, old);
               Value inserted = tensor::InsertOp::create(
-                  eb, eloc, val, edgeArgs[0], ValueRange{i, jSafe});
+                  eb, eloc, val, edgeArgs[0], ValueRange{row, col});
               scf::YieldOp::create(eb, eloc, inserted);
             });
         scf::YieldOp::create(rb, rloc, edgeLoop.getResults());

@@ -33,6 +33,12 @@ Value buildContraction(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
                        Value rhs, AffineMap rhsMap, ArrayRef<int64_t> outShape,
                        AffineMap outMap);
 
+/// Like buildContraction, accumulating into `init` (its element type and
+/// shape) instead of a zero-filled tensor.
+Value buildContractionInto(OpBuilder &b, Location loc, Value lhs,
+                           AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                           Value init, AffineMap outMap);
+
 /// Returns `value + bias[biasMap]` elementwise over `value`'s shape.
 Value buildBroadcastAdd(OpBuilder &b, Location loc, Value value, Value bias,
                         AffineMap biasMap);
@@ -59,13 +65,45 @@ struct MaskedSoftmax {
 MaskedSoftmax buildMaskedSoftmax(OpBuilder &b, Location loc, Value scores,
                                  Value weights = {}, AffineMap weightsMap = {});
 
-/// Dense `rows x cols` tensor of `elemType` from a CSR (row_ptr, col_idx):
-/// with an i1 element type, entry (i, j) is true when j appears in row i; with
-/// a float type it counts how often it appears. Entries outside [0, cols) are
-/// ignored; with `skipDiagonal`, entries (i, i) are ignored too.
+/// The running state of FlashAttention's online softmax over one block of
+/// query rows: row max m, row sum l (of exp(s - m)) and the unnormalised
+/// output acc (rows x Ev).
+struct OnlineSoftmaxState {
+  Value rowMax, rowSum, acc;
+};
+
+/// Initial state: m = -inf, l = 0, acc = 0.
+OnlineSoftmaxState buildOnlineSoftmaxInit(OpBuilder &b, Location loc,
+                                          int64_t rows, int64_t ev, Type f);
+
+/// One online-softmax step over a tile of scores (rows x cols, -inf =
+/// masked) and its values (cols x Ev):
+///   m' = max(m, rowmax(S)),  a = exp(m - m'),  P = exp(S - m'),
+///   l' = a l + rowsum(P),    acc' = a acc + P V,
+/// with a = 0 and P = 0 while m' = -inf (rows with no allowed key yet), so
+/// exp(-inf - -inf) is never evaluated into the result.
+OnlineSoftmaxState buildOnlineSoftmaxStep(OpBuilder &b, Location loc,
+                                          Value scores, Value values,
+                                          const OnlineSoftmaxState &state);
+
+/// The attention output of a finished online softmax.
+struct AttentionRows {
+  Value output; ///< acc / l, and 0 on rows that saw no allowed key.
+  Value lse;    ///< m + log(l), and -inf on those rows.
+};
+AttentionRows buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
+                                       const OnlineSoftmaxState &state);
+
+/// Dense tensor of `elemType` from a CSR (row_ptr, col_idx) over `rows x
+/// cols`, at block granularity `rowBlock x colBlock` (shape
+/// ceil(rows/rowBlock) x ceil(cols/colBlock)): with an i1 element type, entry
+/// (I, J) is true when some j in column block J appears in some row i of row
+/// block I; with a float type it counts the entries. Entries outside
+/// [0, cols) are ignored; with `skipDiagonal`, entries (i, i) are ignored too.
 Value buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr, Value colIdx,
                         int64_t rows, int64_t cols, Type elemType,
-                        bool skipDiagonal = false);
+                        bool skipDiagonal = false, int64_t rowBlock = 1,
+                        int64_t colBlock = 1);
 
 /// A float constant of type `type` (scalar float types only).
 Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);

@@ -91,6 +91,56 @@ def AttnDecomposeMha : Pass<"attn-decompose-mha"> {
   ];
 }
 
+def AttnTile : Pass<"attn-tile"> {
+  let summary = "FlashAttention-style tiling of attn.sdpa with online softmax";
+  let description = [{
+    Rewrites every `attn.sdpa` into fused, tiled attention on tensors:
+
+    ```
+    scf.forall (b, h, qt) in (B, H, ceil(Lq / block-q)) {   // parallel
+      Q_t = Q[b, h, qt*bq : bq]
+      m, l, acc = -inf, 0, 0
+      scf.for kt in [kv_begin(qt), kv_end(qt, b)) {          // sequential
+        S = Q_t K_t^T, score modifications (scale, bias, relative, ALiBi)
+        if (tile is on a mask boundary) S = select(allowed, S, -inf)
+        m, l, acc = online_softmax_step(S, V_t, m, l, acc)
+      }
+      O[b, h, qt] = acc / l;  lse[b, h, qt] = m + log l       // 0 / -inf if l = 0
+    }
+    ```
+
+    Mask-aware iteration:
+    - causal, local, causal_local: `kv_begin`/`kv_end` are computed per query
+      tile from the window, so fully masked key tiles are never visited; the
+      element mask is applied only on tiles that straddle a mask boundary
+      (full tiles run mask-free code).
+    - padding: `kv_end` stops at `ceil(kv_lengths[b] / block-k)`.
+    - graph: a block mask (which (query tile, key tile) pairs hold any edge)
+      is built once per call from the CSR; empty tiles are skipped, the others
+      are element-masked from the CSR (densified once).
+    - relative bias, Shaw keys, ALiBi and the additive bias are applied inside
+      the tile loop; the Shaw term is one `block-q x (2R+1)` contraction per
+      query tile. No `Lq x Lk` tensor is materialised (except the densified
+      graph mask).
+
+    Lengths that the blocks do not divide are padded with zeros up to a
+    multiple of the block (Q rows and K/V rows); padded keys are masked on the
+    last key tile and padded query rows are sliced off, so every tile has a
+    static shape. Block sizes larger than the sequence are clamped to it.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "Query rows per tile (the parallel dimension)">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"64",
+           "Key rows per tile (the online-softmax step)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnSimplifyMasks : Pass<"attn-simplify-masks"> {
   let summary = "Rewrite masks that mask nothing to dense";
   let description = [{

@@ -1,0 +1,436 @@
+//===- TileSdpa.cpp - FlashAttention-style tiling of attn.sdpa -----------===//
+//
+// attn.sdpa -> scf.forall over (b, h, query tile) of an scf.for over key
+// tiles with online softmax, on tensors. Key-tile ranges follow the mask
+// (causal/local windows, padding lengths, graph block mask), and the element
+// mask is applied only on tiles that straddle a mask boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnOps.h"
+#include "lib/Transforms/LinalgBuilders.h"
+#include "lib/Transforms/Passes.h"
+#include "lib/Transforms/SdpaScore.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTILE
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Builds the tiled form of one attn.sdpa.
+class SdpaTiler {
+public:
+  SdpaTiler(SdpaOp op, int64_t blockQ, int64_t blockK) : op(op), emitter(op) {
+    ArrayRef<int64_t> q = getShape(op.getQuery()), k = getShape(op.getKey()),
+                      v = getShape(op.getValue());
+    batch = q[0];
+    heads = q[1];
+    lq = q[2];
+    e = q[3];
+    group = q[1] / k[1];
+    lk = k[2];
+    ev = v[3];
+    bq = std::clamp<int64_t>(blockQ, 1, lq);
+    bk = std::clamp<int64_t>(blockK, 1, lk);
+    nqt = llvm::divideCeilSigned(lq, bq);
+    nkt = llvm::divideCeilSigned(lk, bk);
+    f = op.getQuery().getType().getElementType();
+  }
+
+  SmallVector<Value> build(OpBuilder &b) {
+    Location loc = op.getLoc();
+    q = padRows(b, loc, op.getQuery(), nqt * bq);
+    k = padRows(b, loc, op.getKey(), nkt * bk);
+    v = padRows(b, loc, op.getValue(), nkt * bk);
+    if (op.getMask() == MaskKind::graph) {
+      graphMask = buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq,
+                                    lk, b.getI1Type());
+      blockMask = buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq,
+                                    lk, b.getI1Type(), false, bq, bk);
+    }
+
+    Value outInit =
+        tensor::EmptyOp::create(b, loc, {batch, heads, nqt * bq, ev}, f);
+    Value lseInit = tensor::EmptyOp::create(b, loc, {batch, heads, nqt * bq}, f);
+    auto forall = scf::ForallOp::create(
+        b, loc,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads),
+                               b.getIndexAttr(nqt)},
+        ValueRange{outInit, lseInit}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forall.getBody());
+      buildQueryTile(b, loc, forall);
+    }
+
+    // Slice padded query rows off.
+    SmallVector<Value> results{forall.getResult(0)};
+    if (op.getLse())
+      results.push_back(forall.getResult(1));
+    if (nqt * bq != lq)
+      for (Value &r : results)
+        r = sliceLeading(b, loc, r, cast<RankedTensorType>(
+                                        op->getResult(&r - results.data())
+                                            .getType())
+                                        .getShape());
+    return results;
+  }
+
+private:
+  Value index(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+
+  /// Zero-pads dim 2 (the sequence) of a B x H x L x E tensor to `len`.
+  Value padRows(OpBuilder &b, Location loc, Value t, int64_t len) {
+    SmallVector<int64_t> shape(getShape(t));
+    if (shape[2] == len)
+      return t;
+    shape[2] = len;
+    Value zero = buildFloatConstant(b, loc, f, 0.0);
+    return tensor::createPadHighOp(RankedTensorType::get(shape, f), t, zero,
+                                   /*nofold=*/false, loc, b);
+  }
+
+  /// The leading `shape` part of `t` (drops padded rows).
+  Value sliceLeading(OpBuilder &b, Location loc, Value t,
+                     ArrayRef<int64_t> shape) {
+    SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)),
+        strides(shape.size(), b.getIndexAttr(1)), sizes;
+    for (int64_t d : shape)
+      sizes.push_back(b.getIndexAttr(d));
+    return tensor::ExtractSliceOp::create(b, loc, t, offsets, sizes, strides);
+  }
+
+  /// A rank-reduced `rows x cols` slice of a B x H x L x C tensor at
+  /// (bIdx, hIdx, row0, 0).
+  Value tile(OpBuilder &b, Location loc, Value t, Value bIdx, Value hIdx,
+             Value row0, int64_t rows) {
+    int64_t cols = getShape(t)[3];
+    SmallVector<OpFoldResult> offsets{bIdx, hIdx, row0, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(1),
+                                    b.getIndexAttr(rows), b.getIndexAttr(cols)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({rows, cols}, f), t, offsets, sizes,
+        strides);
+  }
+
+  /// The body of the parallel loop: one query tile of one (batch, head).
+  void buildQueryTile(OpBuilder &b, Location loc, scf::ForallOp forall) {
+    ValueRange ivs = forall.getInductionVars();
+    bIdx = ivs[0];
+    hIdx = ivs[1];
+    Value qt = ivs[2];
+    q0 = arith::MulIOp::create(b, loc, qt, index(b, loc, bq));
+    kvHead = arith::DivUIOp::create(b, loc, hIdx, index(b, loc, group));
+    qTile = tile(b, loc, q, bIdx, hIdx, q0, bq);
+    if (Value relKey = op.getRelKey()) {
+      // Shaw: q_i . rel_key[r] for every row of the tile; dims (i, r, e).
+      MLIRContext *ctx = b.getContext();
+      shawTile = buildContraction(b, loc, qTile, dimsMap(ctx, 3, {0, 2}),
+                                  relKey, dimsMap(ctx, 3, {1, 2}),
+                                  {bq, getShape(relKey)[0]},
+                                  dimsMap(ctx, 3, {0, 1}));
+    }
+
+    auto [kvBegin, kvEnd] = keyTileRange(b, loc);
+    OnlineSoftmaxState init = buildOnlineSoftmaxInit(b, loc, bq, ev, f);
+    auto loop = scf::ForOp::create(
+        b, loc, kvBegin, kvEnd, index(b, loc, 1),
+        ValueRange{init.rowMax, init.rowSum, init.acc},
+        [&](OpBuilder &lb, Location lloc, Value kt, ValueRange args) {
+          OnlineSoftmaxState state{args[0], args[1], args[2]};
+          scf::YieldOp::create(lb, lloc, buildKeyTile(lb, lloc, kt, state));
+        });
+    AttentionRows rows = buildOnlineSoftmaxFinish(
+        b, loc, {loop.getResult(0), loop.getResult(1), loop.getResult(2)});
+
+    ValueRange outs = forall.getRegionIterArgs();
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> one(2, b.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, rows.output, outs[0],
+        ArrayRef<OpFoldResult>{bIdx, hIdx, q0, b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(bq), b.getIndexAttr(ev)},
+        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, rows.lse, outs[1], ArrayRef<OpFoldResult>{bIdx, hIdx, q0},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(bq)},
+        SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+  }
+
+  /// Window/padding positions of the tile's first and last query rows.
+  Value rowLo(OpBuilder &b, Location loc) {
+    return emitter.queryPosition(b, loc, q0);
+  }
+  Value rowHi(OpBuilder &b, Location loc) {
+    return emitter.queryPosition(
+        b, loc, arith::AddIOp::create(b, loc, q0, index(b, loc, bq - 1)));
+  }
+
+  /// [begin, end) of the key tiles this query tile can see: tiles wholly
+  /// outside the causal/local window or past kv_lengths[b] are never visited.
+  std::pair<Value, Value> keyTileRange(OpBuilder &b, Location loc) {
+    MaskKind mask = op.getMask();
+    Value cBk = index(b, loc, bk);
+    Value begin = index(b, loc, 0), end = index(b, loc, nkt);
+    // The last key tile that holds column `col`, plus one.
+    auto tilesThrough = [&](Value col) -> Value {
+      Value t = arith::FloorDivSIOp::create(b, loc, col, cBk);
+      return arith::AddIOp::create(b, loc, t, index(b, loc, 1));
+    };
+    if (mask == MaskKind::causal || mask == MaskKind::causal_local)
+      end = arith::MinSIOp::create(b, loc, end, tilesThrough(rowHi(b, loc)));
+    if (mask == MaskKind::local || mask == MaskKind::causal_local) {
+      Value lo = arith::SubIOp::create(
+          b, loc, rowLo(b, loc),
+          index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
+      begin = arith::MaxSIOp::create(
+          b, loc, begin, arith::FloorDivSIOp::create(b, loc, lo, cBk));
+      if (std::optional<uint64_t> right = op.getWindowRight()) {
+        Value hi = arith::AddIOp::create(b, loc, rowHi(b, loc),
+                                         index(b, loc, int64_t(*right)));
+        end = arith::MinSIOp::create(b, loc, end, tilesThrough(hi));
+      }
+    }
+    if (Value lengths = op.getKvLengths()) {
+      Value len = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          tensor::ExtractOp::create(b, loc, lengths, ValueRange{bIdx}));
+      end = arith::MinSIOp::create(b, loc, end,
+                                   arith::CeilDivSIOp::create(b, loc, len, cBk));
+    }
+    return {begin, end};
+  }
+
+  /// Conditions under which every element of key tile [k0, k0 + bk) is
+  /// allowed for every row of the query tile; empty when no mask applies.
+  /// Null (std::nullopt) when tiles always need the element mask (graph).
+  std::optional<SmallVector<Value>> fullTileConditions(OpBuilder &b,
+                                                       Location loc, Value k0) {
+    if (op.getMask() == MaskKind::graph)
+      return std::nullopt;
+    SmallVector<Value> conds;
+    MaskKind mask = op.getMask();
+    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+      return arith::CmpIOp::create(b, loc, p, x, y).getResult();
+    };
+    Value kLast = arith::AddIOp::create(b, loc, k0, index(b, loc, bk - 1));
+    Value kEnd = arith::AddIOp::create(b, loc, k0, index(b, loc, bk));
+    if (lk % bk != 0)
+      conds.push_back(cmp(arith::CmpIPredicate::sle, kEnd, index(b, loc, lk)));
+    if (mask == MaskKind::causal || mask == MaskKind::causal_local)
+      conds.push_back(cmp(arith::CmpIPredicate::sle, kLast, rowLo(b, loc)));
+    if (mask == MaskKind::local || mask == MaskKind::causal_local) {
+      Value lo = arith::SubIOp::create(
+          b, loc, rowHi(b, loc),
+          index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
+      conds.push_back(cmp(arith::CmpIPredicate::sge, k0, lo));
+      if (std::optional<uint64_t> right = op.getWindowRight()) {
+        Value hi = arith::AddIOp::create(b, loc, rowLo(b, loc),
+                                         index(b, loc, int64_t(*right)));
+        conds.push_back(cmp(arith::CmpIPredicate::sle, kLast, hi));
+      }
+    }
+    if (Value lengths = op.getKvLengths()) {
+      Value len = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          tensor::ExtractOp::create(b, loc, lengths, ValueRange{bIdx}));
+      conds.push_back(cmp(arith::CmpIPredicate::sle, kEnd, len));
+    }
+    return conds;
+  }
+
+  /// One key tile: scores, (boundary) mask, online-softmax step. Graph masks
+  /// skip tiles without edges.
+  SmallVector<Value> buildKeyTile(OpBuilder &b, Location loc, Value kt,
+                                  const OnlineSoftmaxState &state) {
+    Value k0 = arith::MulIOp::create(b, loc, kt, index(b, loc, bk));
+    auto step = [&](OpBuilder &sb, Location sloc) -> SmallVector<Value> {
+      MLIRContext *ctx = sb.getContext();
+      Value kTile = tile(sb, sloc, k, bIdx, kvHead, k0, bk);
+      Value vTile = tile(sb, sloc, v, bIdx, kvHead, k0, bk);
+      // QK[i, j] = sum_e q[i, e] k[j, e]; dims (i, j, e).
+      Value qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 3, {0, 2}),
+                                  kTile, dimsMap(ctx, 3, {1, 2}), {bq, bk},
+                                  dimsMap(ctx, 3, {0, 1}));
+      Value scores;
+      std::optional<SmallVector<Value>> full =
+          fullTileConditions(sb, sloc, k0);
+      if (full && full->empty()) {
+        scores = buildScores(sb, sloc, qk, k0, /*masked=*/false);
+      } else if (!full) {
+        scores = buildScores(sb, sloc, qk, k0, /*masked=*/true);
+      } else {
+        Value isFull = full->front();
+        for (Value c : ArrayRef<Value>(*full).drop_front())
+          isFull = arith::AndIOp::create(sb, sloc, isFull, c);
+        scores = scf::IfOp::create(
+                     sb, sloc, isFull,
+                     [&](OpBuilder &tb, Location tloc) {
+                       scf::YieldOp::create(
+                           tb, tloc, buildScores(tb, tloc, qk, k0, false));
+                     },
+                     [&](OpBuilder &eb, Location eloc) {
+                       scf::YieldOp::create(
+                           eb, eloc, buildScores(eb, eloc, qk, k0, true));
+                     })
+                     .getResult(0);
+      }
+      OnlineSoftmaxState next =
+          buildOnlineSoftmaxStep(sb, sloc, scores, vTile, state);
+      return {next.rowMax, next.rowSum, next.acc};
+    };
+    if (!blockMask)
+      return step(b, loc);
+    Value qt = arith::DivUIOp::create(b, loc, q0, index(b, loc, bq));
+    Value visit =
+        tensor::ExtractOp::create(b, loc, blockMask, ValueRange{qt, kt});
+    return scf::IfOp::create(
+               b, loc, visit,
+               [&](OpBuilder &tb, Location tloc) {
+                 scf::YieldOp::create(tb, tloc, step(tb, tloc));
+               },
+               [&](OpBuilder &eb, Location eloc) {
+                 scf::YieldOp::create(
+                     eb, eloc,
+                     ValueRange{state.rowMax, state.rowSum, state.acc});
+               })
+        .getResults();
+  }
+
+  /// The bq x bk scores of one tile: modifications, and with `masked` the
+  /// element mask (-inf where forbidden, including padded keys).
+  Value buildScores(OpBuilder &b, Location loc, Value qk, Value k0,
+                    bool masked) {
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
+    Value init = tensor::EmptyOp::create(b, loc, {bq, bk}, f);
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), ValueRange{qk}, ValueRange{init},
+               ArrayRef<AffineMap>{id, id},
+               SmallVector<utils::IteratorType>(2,
+                                                utils::IteratorType::parallel),
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 linalg::YieldOp::create(
+                     nb, nloc, scoreBody(nb, nloc, args[0], k0, masked));
+               })
+        .getResult(0);
+  }
+
+  Value scoreBody(OpBuilder &b, Location loc, Value qk, Value k0, bool masked) {
+    Value li = linalg::IndexOp::create(b, loc, 0);
+    Value lj = linalg::IndexOp::create(b, loc, 1);
+    ScorePosition pos{bIdx, hIdx, arith::AddIOp::create(b, loc, q0, li),
+                      arith::AddIOp::create(b, loc, k0, lj)};
+    // Padded rows/columns read the last real element; they are masked or
+    // sliced off.
+    Value iSafe = arith::MinSIOp::create(b, loc, pos.i, index(b, loc, lq - 1));
+    Value jSafe = arith::MinSIOp::create(b, loc, pos.j, index(b, loc, lk - 1));
+
+    Value shaw;
+    if (shawTile)
+      shaw = tensor::ExtractOp::create(
+          b, loc, shawTile,
+          ValueRange{li, emitter.relativeIndex(b, loc, pos)});
+    Value biasElem;
+    if (Value bias = op.getBias()) {
+      ArrayRef<int64_t> s = getShape(bias);
+      Value zero = index(b, loc, 0);
+      biasElem = tensor::ExtractOp::create(
+          b, loc, bias,
+          ValueRange{s[0] == 1 ? zero : bIdx, s[1] == 1 ? zero : hIdx,
+                     s[2] == 1 ? zero : iSafe, s[3] == 1 ? zero : jSafe});
+    }
+    Value s = emitter.modify(b, loc, pos, qk, shaw, biasElem);
+    if (!masked)
+      return s;
+
+    SmallVector<Value> extra;
+    if (lk % bk != 0)
+      extra.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                            pos.j, index(b, loc, lk)));
+    if (graphMask)
+      extra.push_back(tensor::ExtractOp::create(b, loc, graphMask,
+                                                ValueRange{iSafe, jSafe}));
+    Value allowed = emitter.allowed(b, loc, pos, extra);
+    if (!allowed)
+      return s;
+    Value negInf =
+        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+    return arith::SelectOp::create(b, loc, allowed, s, negInf);
+  }
+
+  SdpaOp op;
+  SdpaScoreEmitter emitter;
+  int64_t batch, heads, lq, lk, e, ev, group, bq, bk, nqt, nkt;
+  Type f;
+  // Padded operands and per-call masks.
+  Value q, k, v, graphMask, blockMask;
+  // Per query tile (inside the parallel loop).
+  Value bIdx, hIdx, q0, kvHead, qTile, shawTile;
+};
+
+struct TileSdpa : OpRewritePattern<SdpaOp> {
+  TileSdpa(MLIRContext *ctx, int64_t blockQ, int64_t blockK)
+      : OpRewritePattern(ctx), blockQ(blockQ), blockK(blockK) {}
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticTensorOperands(op))
+      return rewriter.notifyMatchFailure(op,
+                                         "dynamic shapes are not supported");
+    SdpaTiler tiler(op, blockQ, blockK);
+    rewriter.replaceOp(op, tiler.build(rewriter));
+    return success();
+  }
+
+  int64_t blockQ, blockK;
+};
+
+struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
+  using AttnTileBase::AttnTileBase;
+
+  void runOnOperation() override {
+    if (blockQ < 1 || blockK < 1) {
+      getOperation()->emitError()
+          << "attn-tile: block-q and block-k must be >= 1, got "
+          << static_cast<int64_t>(blockQ) << " and "
+          << static_cast<int64_t>(blockK);
+      return signalPassFailure();
+    }
+    WalkResult shapes = getOperation()->walk([](SdpaOp op) {
+      if (hasStaticTensorOperands(op))
+        return WalkResult::advance();
+      op.emitOpError("cannot be tiled: attn-tile needs static shapes");
+      return WalkResult::interrupt();
+    });
+    if (shapes.wasInterrupted())
+      return signalPassFailure();
+
+    RewritePatternSet patterns(&getContext());
+    patterns.add<TileSdpa>(&getContext(), blockQ, blockK);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
