@@ -36,7 +36,7 @@ std::optional<DType> dtypeOf(Type elementType);
 
 struct JitOptions {
   /// Pass pipeline (textual, on builtin.module) that lowers attn IR to LLVM.
-  std::string pipeline = "attn-reference-pipeline";
+  std::string pipeline = "attn-cpu-pipeline";
   /// LLVM optimisation level of the JIT-compiled code.
   unsigned optLevel = 3;
   /// Shared libraries the compiled code may call: MLIR's C runner utilities

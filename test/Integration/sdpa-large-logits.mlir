@@ -1,4 +1,6 @@
+// RUN: attn-run %s --all --check --input-magnitude 30 --rtol 1e-4 --pipeline attn-reference-pipeline | FileCheck %s
 // RUN: attn-run %s --all --check --input-magnitude 30 --rtol 1e-4 | FileCheck %s
+// RUN: attn-run %s --all --check --input-magnitude 30 --rtol 1e-4 --pipeline "attn-cpu-pipeline{block-q=4 block-k=4}" | FileCheck %s
 
 // Inputs uniform in [-30, 30] give logits of order 1e3 to 1e4: the stable
 // softmax must neither overflow nor produce NaN. The f32 scores carry absolute

@@ -46,7 +46,7 @@ static cl::opt<bool> all("all",
 static cl::opt<std::string>
     pipeline("pipeline",
              cl::desc("Pass pipeline that lowers the module to LLVM"),
-             cl::init("attn-reference-pipeline"), cl::cat(category));
+             cl::init("attn-cpu-pipeline"), cl::cat(category));
 static cl::list<std::string> inputs(
     "input",
     cl::desc("Argument from a .npy file, as INDEX=FILE (repeatable); the "

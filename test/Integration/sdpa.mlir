@@ -1,8 +1,13 @@
+// RUN: attn-run %s --all --check --pipeline attn-reference-pipeline | FileCheck %s
 // RUN: attn-run %s --all --check | FileCheck %s
+// RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=4 block-k=5}" | FileCheck %s
+// RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=3 block-k=8 threads=2}" | FileCheck %s
 
-// JIT-compiled reference lowering of attn.sdpa against the C++ reference for
-// every mask kind and score modification (seeded inputs: kv_lengths with a
-// fully padded last batch, random CSR graphs with empty rows, ALiBi slopes).
+// JIT-compiled attn.sdpa against the C++ reference, through the reference
+// lowering and the tiled CPU pipeline (default tiles, tiles that do not
+// divide the lengths, OpenMP threads), for every mask kind and score
+// modification (seeded inputs: kv_lengths with a fully padded last batch,
+// random CSR graphs with empty rows, ALiBi slopes).
 // attn-run exits 1 on any element off by more than 1e-5 of the result's scale
 // (plus 1e-5 of its own value), and infinities (lse of fully masked rows) must
 // match exactly.

@@ -1,7 +1,8 @@
+// RUN: attn-run %s --all --check --pipeline attn-reference-pipeline | FileCheck %s
 // RUN: attn-run %s --all --check | FileCheck %s
 
-// attn.gat through the reference lowering (dense edge counts) against the C++
-// reference (per-node loops over the in-edge list).
+// attn.gat through the reference lowering (dense edge counts; the CPU pipeline
+// uses it too until the fused GAT lowering lands) against the C++ reference (per-node loops over the in-edge list).
 
 // PyG defaults: concat, self loops (existing ones replaced), slope 0.2.
 // Node 0 has no in-edges: its self loop is its only neighbour.

@@ -1,7 +1,9 @@
+// RUN: attn-run %s --all --check --pipeline attn-reference-pipeline | FileCheck %s
 // RUN: attn-run %s --all --check | FileCheck %s
+// RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=4 block-k=3 threads=2}" | FileCheck %s
 
-// attn.mha through attn-decompose-mha and the reference lowering, against the
-// C++ reference (its own projections and sdpa loops).
+// attn.mha through attn-decompose-mha and the reference lowering or the tiled
+// CPU pipeline, against the C++ reference (its own projections and sdpa loops).
 
 // PyTorch MultiheadAttention layout (in_proj [3D, D]).
 // CHECK-LABEL: attn-run: @self_dense

@@ -1,0 +1,37 @@
+// RUN: attn-opt %s --attn-cpu-pipeline | FileCheck %s
+// RUN: attn-opt %s --attn-cpu-pipeline="threads=2 block-q=4 block-k=4" | FileCheck %s --check-prefix=OMP
+
+// The CPU pipeline takes attn IR (sdpa tiled, mha decomposed and tiled, gat
+// through the reference lowering) to the LLVM dialect. Sequentially by
+// default; with threads != 1 the query-tile loop is an OpenMP parallel loop.
+
+// CHECK-NOT: attn.
+// CHECK-NOT: scf.
+// CHECK-NOT: omp.
+// CHECK-LABEL: llvm.func @sdpa
+// CHECK: llvm.intr.exp
+// CHECK: llvm.return
+// CHECK-LABEL: llvm.func @mha
+// CHECK-LABEL: llvm.func @gat
+
+// OMP-LABEL: llvm.func @sdpa
+// OMP: omp.parallel num_threads
+// OMP: omp.wsloop
+// OMP: omp.loop_nest
+func.func @sdpa(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return %o, %l : tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+}
+
+func.func @mha(%x: tensor<1x4x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<1x4x8xf32> {
+  %y = attn.mha %x, %x, %x in_proj(%w) out_proj(%wo) {num_heads = 2 : i64}
+      : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}
+
+func.func @gat(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<7xi32>, %ci: tensor<10xi32>) -> tensor<6x8xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci)
+      : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi32>, tensor<10xi32>) -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+}

@@ -1,0 +1,161 @@
+// RUN: attn-opt %s --split-input-file --attn-tile="block-q=4 block-k=4" --mlir-print-local-scope | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="block-q=2 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=BLOCKS
+
+// Causal + padding, Lq = Lk = 10 with 4 x 4 tiles: Q, K, V padded to 12 rows;
+// a parallel loop over (b, h, query tile); the key-tile loop ends at the
+// causal diagonal and at ceil(kv_len / 4); full tiles run mask-free scores,
+// boundary tiles (diagonal, padded keys, past kv_len) the element mask.
+
+// CHECK-LABEL: func @causal_padding
+// CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<1xi32>
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C10:.+]] = arith.constant 10 : index
+// CHECK: %[[QP:.+]] = tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 2, 0]
+// CHECK: %[[KP:.+]] = tensor.pad
+// CHECK: %[[VP:.+]] = tensor.pad
+// CHECK: %[[RES:.+]]:2 = scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (1, 2, 3) shared_outs(%[[O:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}) -> (tensor<1x2x12x8xf32>, tensor<1x2x12xf32>)
+// CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %[[C4]]
+// CHECK:   %[[QTILE:.+]] = tensor.extract_slice %[[QP]][%[[B]], %[[H]], %[[Q0]], 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x2x12x8xf32> to tensor<4x8xf32>
+// CHECK:   %[[LAST:.+]] = arith.addi %[[Q0]], %c3
+// CHECK:   %[[DIAG:.+]] = arith.floordivsi %[[LAST]], %[[C4]]
+// CHECK:   %[[DIAG1:.+]] = arith.addi %[[DIAG]], %c1
+// CHECK:   %[[END0:.+]] = arith.minsi %[[DIAG1]], %c3
+// CHECK:   %[[N:.+]] = tensor.extract %[[LEN]][%[[B]]]
+// CHECK:   %[[NI:.+]] = arith.index_cast %[[N]]
+// CHECK:   %[[NT:.+]] = arith.ceildivsi %[[NI]], %[[C4]]
+// CHECK:   %[[END:.+]] = arith.minsi %[[END0]], %[[NT]]
+// CHECK:   %[[STATE:.+]]:3 = scf.for %[[KT:.+]] = %c0 to %[[END]] step %c1 iter_args(%[[M:.+]] = %{{.+}}, %[[S:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>)
+// CHECK:     %[[K0:.+]] = arith.muli %[[KT]], %[[C4]]
+// CHECK:     %[[KTILE:.+]] = tensor.extract_slice %[[KP]][%[[B]], %[[H]], %[[K0]], 0] [1, 1, 4, 8]
+// CHECK:     %[[VTILE:.+]] = tensor.extract_slice %[[VP]][%[[B]], %[[H]], %[[K0]], 0] [1, 1, 4, 8]
+// CHECK:     %[[QK:.+]] = linalg.generic {{.*}} ins(%[[QTILE]], %[[KTILE]] : tensor<4x8xf32>, tensor<4x8xf32>) outs(%{{.+}} : tensor<4x4xf32>)
+// CHECK:     %[[SC:.+]] = scf.if %{{.+}} -> (tensor<4x4xf32>) {
+// CHECK-NOT:   arith.select
+// CHECK:       linalg.generic {{.*}} ins(%[[QK]] :
+// CHECK-NOT:   arith.select
+// CHECK:     } else {
+// CHECK:       linalg.generic {{.*}} ins(%[[QK]] :
+// CHECK:         arith.cmpi slt, %{{.+}}, %[[C10]]
+// CHECK:         arith.select %{{.+}}, %{{.+}}, %[[NEGINF]]
+// CHECK:     }
+// Online softmax: row max, rescale factor, probabilities, sum and accumulator
+// updated in place of the loop-carried state.
+// CHECK:     %[[NEW:.+]]:2 = linalg.generic {{.*}} ins(%{{.+}} : tensor<4xf32>) outs(%[[M]], %{{.+}} : tensor<4xf32>, tensor<4xf32>)
+// CHECK:       math.exp
+// CHECK:     %[[P:.+]] = linalg.generic {{.*}} ins(%[[SC]], %[[NEW]]#0 :
+// CHECK:       math.exp
+// CHECK:     linalg.generic {{.*}} ins(%[[NEW]]#1 : tensor<4xf32>) outs(%[[S]] : tensor<4xf32>)
+// CHECK:     linalg.generic {{.*}} ins(%[[P]] :
+// CHECK:     linalg.generic {{.*}} ins(%[[NEW]]#1 : tensor<4xf32>) outs(%[[ACC]] : tensor<4x8xf32>)
+// CHECK:     linalg.generic {{.*}} ins(%[[P]], %[[VTILE]] : tensor<4x4xf32>, tensor<4x8xf32>)
+// CHECK:     scf.yield %[[NEW]]#0
+// CHECK:   %[[OUT:.+]] = linalg.generic {{.*}} ins(%[[STATE]]#2, %[[STATE]]#1 :
+// CHECK:     arith.divf
+// CHECK:   scf.forall.in_parallel
+// CHECK:     tensor.parallel_insert_slice %[[OUT]] into %[[O]][%[[B]], %[[H]], %[[Q0]], 0] [1, 1, 4, 8]
+// CHECK: %[[SLICED:.+]] = tensor.extract_slice %[[RES]]#0[0, 0, 0, 0] [1, 2, 10, 8]
+// CHECK: return %[[SLICED]]
+
+// BLOCKS-LABEL: func @causal_padding
+// BLOCKS: tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 6, 0]
+// BLOCKS: scf.forall ({{.*}}) in (1, 2, 5)
+// BLOCKS: tensor.extract_slice {{.*}} [1, 1, 2, 8] [1, 1, 1, 1] : tensor<1x2x10x8xf32> to tensor<2x8xf32>
+// BLOCKS: tensor.extract_slice {{.*}} [1, 1, 8, 8] [1, 1, 1, 1] : tensor<1x2x16x8xf32> to tensor<8x8xf32>
+func.func @causal_padding(%q: tensor<1x2x10x8xf32>, %k: tensor<1x2x10x8xf32>, %v: tensor<1x2x10x8xf32>, %len: tensor<1xi32>) -> tensor<1x2x10x8xf32> {
+  %o = attn.sdpa %q, %k, %v kv_lengths(%len) {mask = #attn.mask<causal>}
+      : (tensor<1x2x10x8xf32>, tensor<1x2x10x8xf32>, tensor<1x2x10x8xf32>, tensor<1xi32>) -> tensor<1x2x10x8xf32>
+  return %o : tensor<1x2x10x8xf32>
+}
+
+// -----
+
+// Dense with dividing lengths: no padding, all key tiles, no mask at all;
+// GQA reads key/value head h / 2; lse is a second shared output.
+
+// CHECK-LABEL: func @dense_gqa_lse
+// CHECK-NOT: tensor.pad
+// CHECK: scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (1, 4, 2)
+// CHECK:   %[[KH:.+]] = arith.divui %[[H]], %c2
+// CHECK:   scf.for %{{.+}} = %c0 to %c2 step %c1
+// CHECK:     tensor.extract_slice %{{.+}}[%[[B]], %[[KH]], %{{.+}}, 0] [1, 1, 4, 8]
+// CHECK-NOT: scf.if
+// CHECK-NOT: arith.select %{{.+}}, %{{.+}}, %cst
+// CHECK:   math.log
+// CHECK:   tensor.parallel_insert_slice
+// CHECK:   tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[B]], %[[H]], %{{.+}}] [1, 1, 4]
+// CHECK-NOT: tensor.extract_slice
+// CHECK: return
+func.func @dense_gqa_lse(%q: tensor<1x4x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v
+      : (tensor<1x4x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8xf32>)
+  return %o, %l : tensor<1x4x8x8xf32>, tensor<1x4x8xf32>
+}
+
+// -----
+
+// Local window (2, 1): the key-tile loop starts at floor((q0 - 2) / 4) and
+// ends after the tile of q0 + 3 + 1.
+
+// CHECK-LABEL: func @local
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[QT:.+]]) in (1, 1, 4)
+// CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %c4
+// CHECK:   %[[LO:.+]] = arith.subi %[[Q0]], %c2
+// CHECK:   %[[LOT:.+]] = arith.floordivsi %[[LO]], %c4
+// CHECK:   %[[BEGIN:.+]] = arith.maxsi %[[LOT]], %c0
+// CHECK:   %[[LAST:.+]] = arith.addi %[[Q0]], %c3
+// CHECK:   %[[HI:.+]] = arith.addi %[[LAST]], %c1
+// CHECK:   %[[HIT:.+]] = arith.floordivsi %[[HI]], %c4
+// CHECK:   %[[HIT1:.+]] = arith.addi %[[HIT]], %c1
+// CHECK:   %[[END:.+]] = arith.minsi %[[HIT1]], %c4
+// CHECK:   scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %c1
+// CHECK:     scf.if
+func.func @local(%q: tensor<1x1x16x4xf32>, %k: tensor<1x1x16x4xf32>, %v: tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 2 : i64, window_right = 1 : i64}
+      : (tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32>
+  return %o : tensor<1x1x16x4xf32>
+}
+
+// -----
+
+// Graph: a 2 x 2 block mask is built from the CSR (row / 4, col / 4) once per
+// call; key tiles without edges are skipped; visited tiles are always
+// element-masked.
+
+// CHECK-LABEL: func @graph
+// CHECK: %[[DENSE:.+]] = scf.for {{.*}} -> (tensor<8x8xi1>)
+// CHECK: %[[BM:.+]] = scf.for {{.*}} -> (tensor<2x2xi1>)
+// CHECK:   arith.divui %{{.+}}, %c4
+// CHECK:   scf.for
+// CHECK:     arith.divui %{{.+}}, %c4
+// CHECK:     tensor.insert
+// CHECK: scf.forall
+// CHECK:   scf.for %[[KT:.+]] = %c0 to %c2
+// CHECK:     %[[VISIT:.+]] = tensor.extract %[[BM]][%{{.+}}, %[[KT]]]
+// CHECK:     scf.if %[[VISIT]]
+// CHECK:       tensor.extract %[[DENSE]]
+// CHECK:       arith.select
+// CHECK:     } else {
+// CHECK-NEXT:  scf.yield %{{.+}}, %{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>
+func.func @graph(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1x8x4xf32>, %rp: tensor<9xi32>, %ci: tensor<12xi32>) -> tensor<1x1x8x4xf32> {
+  %o = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}
+      : (tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<9xi32>, tensor<12xi32>) -> tensor<1x1x8x4xf32>
+  return %o : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+// Shaw relative keys: one block-q x (2R+1) contraction per query tile, gathered
+// in the score generic; no Lq x Lk tensor.
+
+// CHECK-LABEL: func @shaw
+// CHECK: scf.forall
+// CHECK:   %[[QA:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<4x3xf32>)
+// CHECK:   scf.for
+// CHECK:     tensor.extract %[[QA]]
+// CHECK-NOT: tensor<1x1x8x8xf32>
+func.func @shaw(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1x8x4xf32>, %rk: tensor<3x4xf32>) -> tensor<1x1x8x4xf32> {
+  %o = attn.sdpa %q, %k, %v rel_key(%rk) {rel_clip = 1 : i64}
+      : (tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<3x4xf32>) -> tensor<1x1x8x4xf32>
+  return %o : tensor<1x1x8x4xf32>
+}
