@@ -4,6 +4,7 @@
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,9 +20,14 @@ using namespace mlir;
 /// out-parameters when asked) and lowers loops to the LLVM dialect. With
 /// `threads` != 1, scf.forall loops become OpenMP parallel loops.
 static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
-                                       int64_t threads) {
+                                       int64_t threads, bool vectorize) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (vectorize) {
+    pm.addNestedPass<func::FuncOp>(attn::createAttnVectorize());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -35,6 +41,10 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(options));
   }
   bufferization::buildBufferDeallocationPipeline(pm);
+  if (vectorize) {
+    pm.addNestedPass<func::FuncOp>(attn::createAttnLowerVectors());
+    pm.addPass(createCanonicalizerPass());
+  }
 
   bool parallel = threads != 1;
   pm.addPass(parallel ? createForallToParallelLoopPass()
@@ -45,12 +55,21 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     openmp.numThreads = static_cast<unsigned>(threads);
     pm.addPass(createConvertSCFToOpenMPPass(openmp));
   }
+  if (vectorize) {
+    pm.addPass(createConvertVectorToSCFPass(
+        VectorTransferToSCFOptions().enableFullUnroll()));
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   if (parallel)
     pm.addPass(createConvertOpenMPToLLVMPass());
+  if (vectorize) {
+    ConvertVectorToLLVMPassOptions toLLVM;
+    toLLVM.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
+    pm.addPass(createConvertVectorToLLVMPass(toLLVM));
+  }
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
@@ -58,7 +77,8 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
 void mlir::attn::buildReferencePipeline(
     OpPassManager &pm, const ReferencePipelineOptions &options) {
   pm.addPass(createAttnLowerToLinalg());
-  addBufferizeAndLowerToLLVM(pm, options.outParams, /*threads=*/1);
+  addBufferizeAndLowerToLLVM(pm, options.outParams, /*threads=*/1,
+                             /*vectorize=*/false);
 }
 
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
@@ -69,7 +89,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   tile.blockK = options.blockK;
   pm.addPass(createAttnTile(tile));
   pm.addPass(createAttnLowerToLinalg());
-  addBufferizeAndLowerToLLVM(pm, options.outParams, options.threads);
+  addBufferizeAndLowerToLLVM(pm, options.outParams, options.threads,
+                             options.vectorize);
 }
 
 void mlir::attn::registerAttnPipelines() {

@@ -37,6 +37,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "sequentially, N > 1 uses N OpenMP threads, 0 lets the "
                      "OpenMP runtime choose (OMP_NUM_THREADS)"),
       llvm::cl::init(1)};
+  Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Register-tile and vectorize the tile computations "
+                     "(attn-vectorize, attn-lower-vectors)"),
+      llvm::cl::init(true)};
   Option<bool> outParams{
       *this, "out-params",
       llvm::cl::desc("Turn memref results of every function into trailing "

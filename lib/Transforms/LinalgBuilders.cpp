@@ -400,11 +400,11 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
                                     Value colIdx, int64_t rows, int64_t cols,
                                     Type elemType, bool skipDiagonal,
                                     int64_t rowBlock, int64_t colBlock) {
-  bool boolean = elemType.isInteger(1);
+  bool boolean = isa<IntegerType>(elemType);
   Value init =
-      boolean
-          ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult()
-          : buildFloatConstant(b, loc, elemType, 0.0);
+      boolean ? arith::ConstantOp::create(b, loc, b.getIntegerAttr(elemType, 0))
+                    .getResult()
+              : buildFloatConstant(b, loc, elemType, 0.0);
   Value dense = buildFilled(b, loc,
                             {llvm::divideCeilSigned(rows, rowBlock),
                              llvm::divideCeilSigned(cols, colBlock)},
@@ -461,8 +461,8 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
               Value old = tensor::ExtractOp::create(eb, eloc, edgeArgs[0],
                                                     ValueRange{row, col});
               Value updated =
-                  boolean ? arith::ConstantOp::create(eb, eloc,
-                                                      eb.getBoolAttr(true))
+                  boolean ? arith::ConstantOp::create(
+                                eb, eloc, eb.getIntegerAttr(elemType, 1))
                                 .getResult()
                           : arith::AddFOp::create(
                                 eb, eloc, old,

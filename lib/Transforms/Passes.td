@@ -141,6 +141,60 @@ def AttnTile : Pass<"attn-tile"> {
   ];
 }
 
+def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Register-tile and vectorize the linalg ops of tiled attention";
+  let description = [{
+    Runs on linalg on tensors (after `attn-tile`). Every statically shaped
+    `linalg.generic`, `linalg.fill` and `linalg.transpose` is tiled with
+    `scf.for` loops into register-sized pieces and vectorized:
+
+    - contractions (one reduction, multiply-add body), e.g. `Q K^T` and `P V`:
+      `rows x cols x 1` tiles (`register-rows`, `register-cols`; the
+      reduction is stepped one element at a time) become `vector.contract`s
+      that lower to outer-product FMAs, with the accumulator kept in
+      registers across the reduction loop by `attn-lower-vectors`;
+    - elementwise ops and row reductions: one row at a time, the last
+      dimension up to `vector-width` elements;
+    - tile sizes divide the dimensions (the largest divisor not above the
+      target), so every vector is static; an op that does not vectorize
+      (e.g. an unsupported gather) stays scalar.
+
+    Example (a 64 x 64 x 64 `Q K^T` tile with the defaults): three `scf.for`
+    loops (rows step 8, columns step 32, reduction step 1) around a
+    `vector.contract` of `vector<8x1xf32>` and `vector<1x32xf32>` into
+    `vector<8x32xf32>`.
+  }];
+  let options = [
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"8",
+           "Rows of a contraction's register tile">,
+    Option<"registerCols", "register-cols", "int64_t", /*default=*/"32",
+           "Columns of a contraction's register tile">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"64",
+           "Elements per vector of elementwise ops and reductions">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
+  let summary = "Prepare vectorized, bufferized attention for LLVM";
+  let description = [{
+    Runs after bufferization on the output of `attn-vectorize`:
+    hoists loop-invariant vector transfers (accumulators stay in registers
+    across reduction loops), replaces `math.exp`/`math.log` on vectors with
+    polynomial approximations (vectorized, no libm calls; -inf inputs give
+    exact 0), and lowers multi-reductions, broadcasts, shape casts,
+    transposes and permuted transfers to forms `convert-vector-to-llvm`
+    handles.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
+    "::mlir::math::MathDialect"
+  ];
+}
+
 def AttnSimplifyMasks : Pass<"attn-simplify-masks"> {
   let summary = "Rewrite masks that mask nothing to dense";
   let description = [{

@@ -58,10 +58,11 @@ public:
     k = padRows(b, loc, op.getKey(), nkt * bk);
     v = padRows(b, loc, op.getValue(), nkt * bk);
     if (op.getMask() == MaskKind::graph) {
+      // i8, not i1: vector loads of i1 memory would read packed bits.
       graphMask = buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq,
-                                    lk, b.getI1Type());
+                                    lk, b.getI8Type());
       blockMask = buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq,
-                                    lk, b.getI1Type(), false, bq, bk);
+                                    lk, b.getI8Type(), false, bq, bk);
     }
 
     Value outInit =
@@ -94,6 +95,12 @@ public:
 private:
   Value index(OpBuilder &b, Location loc, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
+  }
+
+  Value isNonZero(OpBuilder &b, Location loc, Value v) {
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(v.getType(), 0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
   }
 
   /// Zero-pads dim 2 (the sequence) of a B x H x L x E tensor to `len`.
@@ -268,9 +275,15 @@ private:
       MLIRContext *ctx = sb.getContext();
       Value kTile = tile(sb, sloc, k, bIdx, kvHead, k0, bk);
       Value vTile = tile(sb, sloc, v, bIdx, kvHead, k0, bk);
-      // QK[i, j] = sum_e q[i, e] k[j, e]; dims (i, j, e).
-      Value qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 3, {0, 2}),
-                                  kTile, dimsMap(ctx, 3, {1, 2}), {bq, bk},
+      // K^T once per key tile (bk * E moves against bq * bk * E FMAs), so
+      // that QK^T reads contiguous key columns; dims (i, j, e).
+      Value kT = linalg::TransposeOp::create(
+                     sb, sloc, kTile,
+                     tensor::EmptyOp::create(sb, sloc, {e, bk}, f),
+                     ArrayRef<int64_t>{1, 0})
+                     .getResult()[0];
+      Value qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 3, {0, 2}), kT,
+                                  dimsMap(ctx, 3, {2, 1}), {bq, bk},
                                   dimsMap(ctx, 3, {0, 1}));
       Value scores;
       std::optional<SmallVector<Value>> full =
@@ -302,8 +315,8 @@ private:
     if (!blockMask)
       return step(b, loc);
     Value qt = arith::DivUIOp::create(b, loc, q0, index(b, loc, bq));
-    Value visit =
-        tensor::ExtractOp::create(b, loc, blockMask, ValueRange{qt, kt});
+    Value visit = isNonZero(
+        b, loc, tensor::ExtractOp::create(b, loc, blockMask, ValueRange{qt, kt}));
     return scf::IfOp::create(
                b, loc, visit,
                [&](OpBuilder &tb, Location tloc) {
@@ -369,8 +382,10 @@ private:
       extra.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                             pos.j, index(b, loc, lk)));
     if (graphMask)
-      extra.push_back(tensor::ExtractOp::create(b, loc, graphMask,
-                                                ValueRange{iSafe, jSafe}));
+      extra.push_back(isNonZero(
+          b, loc,
+          tensor::ExtractOp::create(b, loc, graphMask,
+                                    ValueRange{iSafe, jSafe})));
     Value allowed = emitter.allowed(b, loc, pos, extra);
     if (!allowed)
       return s;

@@ -1,6 +1,7 @@
 // RUN: attn-run %s --all --check --pipeline attn-reference-pipeline | FileCheck %s
 // RUN: attn-run %s --all --check | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=4 block-k=5}" | FileCheck %s
+// RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=4 block-k=5 vectorize=false}" | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=3 block-k=8 threads=2}" | FileCheck %s
 
 // JIT-compiled attn.sdpa against the C++ reference, through the reference

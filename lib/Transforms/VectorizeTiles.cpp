@@ -1,0 +1,147 @@
+//===- VectorizeTiles.cpp - register tiling and vectorization ------------===//
+//
+// attn-vectorize: tiles the statically shaped linalg ops of tiled attention
+// into register-sized pieces and vectorizes them. attn-lower-vectors: after
+// bufferization, hoists accumulators out of reduction loops, approximates
+// exp/log with vector polynomials and lowers vector ops for LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNVECTORIZE
+#define GEN_PASS_DEF_ATTNLOWERVECTORS
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The largest divisor of `size` that is at most `target`.
+int64_t divisorAtMost(int64_t size, int64_t target) {
+  for (int64_t t = std::min(size, target); t > 1; --t)
+    if (size % t == 0)
+      return t;
+  return 1;
+}
+
+/// A generic whose body is `out + a * b` with exactly one reduction loop.
+bool isContraction(linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || generic.getNumReductionLoops() != 1 ||
+      generic.getNumDpsInputs() != 2)
+    return false;
+  Block &body = generic.getRegion().front();
+  return body.getOperations().size() == 3 &&
+         isa<arith::MulFOp>(body.front()) &&
+         isa<arith::AddFOp>(*std::next(body.begin()));
+}
+
+struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
+  using AttnVectorizeBase::AttnVectorizeBase;
+
+  /// Tile sizes per loop of `op` (0 = not tiled).
+  SmallVector<int64_t> tileSizes(linalg::LinalgOp op) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+    SmallVector<int64_t> sizes(ranges.size(), 1);
+    if (isContraction(op)) {
+      // Output dims in order: ..., rows, cols; the reduction steps by one.
+      SmallVector<unsigned> parallelDims;
+      for (unsigned d = 0; d < iters.size(); ++d)
+        if (iters[d] == utils::IteratorType::parallel)
+          parallelDims.push_back(d);
+      unsigned cols = parallelDims.back();
+      sizes[cols] = divisorAtMost(ranges[cols], registerCols);
+      if (parallelDims.size() > 1) {
+        unsigned rows = parallelDims[parallelDims.size() - 2];
+        sizes[rows] = divisorAtMost(ranges[rows], registerRows);
+      }
+      return sizes;
+    }
+    // Elementwise ops and reductions: one row at a time, the last dim (and a
+    // trailing reduction) vectorized.
+    unsigned last = ranges.size() - 1;
+    if (iters[last] == utils::IteratorType::reduction) {
+      sizes[last] = 0; // whole reduction in one vector
+      if (last > 0)
+        sizes[last - 1] = 1;
+    } else {
+      sizes[last] = divisorAtMost(ranges[last], vectorWidth);
+    }
+    return sizes;
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&
+          !ShapedType::isDynamicShape(op.getStaticLoopRanges()))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops) {
+      rewriter.setInsertionPoint(op);
+      Operation *target = op.getOperation();
+      SmallVector<int64_t> sizes = tileSizes(op);
+      if (llvm::any_of(sizes, [](int64_t s) { return s != 0; }) &&
+          sizes != op.getStaticLoopRanges()) {
+        scf::SCFTilingOptions options;
+        options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+            rewriter, cast<TilingInterface>(target), options);
+        if (failed(tiled))
+          continue;
+        rewriter.replaceOp(target, tiled->replacements);
+        target = tiled->tiledOps.front();
+      }
+      rewriter.setInsertionPoint(target);
+      FailureOr<linalg::VectorizationResult> vectorized =
+          linalg::vectorize(rewriter, target, /*inputVectorSizes=*/{},
+                            /*inputScalableVecDims=*/{},
+                            /*vectorizeNDExtract=*/true);
+      if (succeeded(vectorized))
+        rewriter.replaceOp(target, vectorized->replacements);
+    }
+  }
+};
+
+struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    linalg::hoistRedundantVectorTransfers(func, /*verifyNonZeroTrip=*/true);
+
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) { return name == "exp" || name == "log"; });
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerReduction);
+    vector::populateVectorBroadcastLoweringPatterns(patterns);
+    vector::populateVectorShapeCastLoweringPatterns(patterns);
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::EltWise);
+    vector::populateVectorContractLoweringPatterns(
+        patterns, vector::VectorContractLowering::OuterProduct);
+    vector::populateVectorMaskOpLoweringPatterns(patterns);
+    vector::populateVectorGatherLoweringPatterns(patterns);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
