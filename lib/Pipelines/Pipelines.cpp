@@ -42,6 +42,11 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
   }
   bufferization::buildBufferDeallocationPipeline(pm);
   if (vectorize) {
+    // Fold subviews into transfers and hoist invariant code first, so that
+    // accumulators of reduction loops are recognised and kept in registers.
+    pm.addPass(memref::createFoldMemRefAliasOpsPass());
+    pm.addPass(createCSEPass());
+    pm.addPass(createLoopInvariantCodeMotionPass());
     pm.addNestedPass<func::FuncOp>(attn::createAttnLowerVectors());
     pm.addPass(createCanonicalizerPass());
   }

@@ -117,6 +117,17 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       if (succeeded(vectorized))
         rewriter.replaceOp(target, vectorized->replacements);
     }
+
+    // broadcast + mul + multi_reduction (how a generic contraction vectorizes)
+    // -> vector.contract, which lowers to outer-product FMAs.
+    // Broadcasting reads become read + vector.broadcast first, so that the
+    // broadcasts fold into the contraction's indexing maps.
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorReductionToContractPatterns(patterns);
+    vector::populateSinkVectorOpsPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
   }
 };
 
@@ -127,7 +138,10 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
 
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == "exp" || name == "log"; });
+        patterns, [](StringRef name) {
+          return name == math::ExpOp::getOperationName() ||
+                 name == math::LogOp::getOperationName();
+        });
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerReduction);
