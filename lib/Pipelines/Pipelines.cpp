@@ -72,7 +72,8 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     pm.addPass(createConvertOpenMPToLLVMPass());
   if (vectorize) {
     ConvertVectorToLLVMPassOptions toLLVM;
-    toLLVM.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
+    toLLVM.vectorContractLowering =
+        vector::VectorContractLowering::OuterProduct;
     pm.addPass(createConvertVectorToLLVMPass(toLLVM));
   }
   pm.addPass(createConvertToLLVMPass());

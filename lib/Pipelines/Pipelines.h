@@ -52,7 +52,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// attn -> tiled attention with online softmax (attn-tile; mha decomposed
 /// first, gat through the reference lowering) -> bufferized loops, the tile
 /// loop parallel over OpenMP threads -> LLVM dialect. The JIT's default.
-void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options = {});
+void buildCpuPipeline(OpPassManager &pm,
+                      const CpuPipelineOptions &options = {});
 
 /// Registers the named pipelines with the global pipeline registry
 /// (`attn-reference-pipeline`, `attn-cpu-pipeline`).

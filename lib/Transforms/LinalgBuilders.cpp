@@ -259,12 +259,12 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
 /// the result element.
 template <typename Fn>
 static Value buildMap(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                      ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-                      Fn fn) {
+                      ValueRange inputs, ArrayRef<AffineMap> inputMaps, Fn fn) {
   Type f = getElementType(inputs.front());
   Value init = buildEmpty(b, loc, shape, f);
   SmallVector<AffineMap> maps(inputMaps);
-  maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext()));
+  maps.push_back(
+      AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext()));
   return linalg::GenericOp::create(
              b, loc, init.getType(), inputs, ValueRange{init}, maps,
              SmallVector<utils::IteratorType>(shape.size(),
@@ -319,16 +319,15 @@ mlir::attn::buildOnlineSoftmaxStep(OpBuilder &b, Location loc, Value scores,
   Value newMax = maxUpdate.getResult(0), alpha = maxUpdate.getResult(1);
 
   // P = exp(S - m').
-  Value probs =
-      linalg::GenericOp::create(
-          b, loc, scores.getType(), ValueRange{scores, newMax},
-          ValueRange{buildEmpty(b, loc, tile, f)},
-          ArrayRef<AffineMap>{id2, row2, id2}, parallel(2),
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            linalg::YieldOp::create(nb, nloc,
-                                    guardedExp(nb, nloc, args[0], args[1]));
-          })
-          .getResult(0);
+  Value probs = linalg::GenericOp::create(
+                    b, loc, scores.getType(), ValueRange{scores, newMax},
+                    ValueRange{buildEmpty(b, loc, tile, f)},
+                    ArrayRef<AffineMap>{id2, row2, id2}, parallel(2),
+                    [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                      linalg::YieldOp::create(
+                          nb, nloc, guardedExp(nb, nloc, args[0], args[1]));
+                    })
+                    .getResult(0);
 
   // x *= a[row], in place.
   auto rescale = [&](Value x, AffineMap alphaMap) {
@@ -389,8 +388,8 @@ mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
       {id1, id1}, [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             args[1], zero);
-        Value v = arith::AddFOp::create(
-            nb, nloc, args[0], math::LogOp::create(nb, nloc, args[1]));
+        Value v = arith::AddFOp::create(nb, nloc, args[0],
+                                        math::LogOp::create(nb, nloc, args[1]));
         return arith::SelectOp::create(nb, nloc, empty, negInf, v);
       });
   return {output, lse};
@@ -425,9 +424,10 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
       b, loc, c0, cRows, c1, ValueRange{dense},
       [&](OpBuilder &rb, Location rloc, Value i, ValueRange rowArgs) {
         Value next = arith::AddIOp::create(rb, rloc, i, c1);
-        Value row = rowBlock == 1
-                        ? i
-                        : arith::DivUIOp::create(rb, rloc, i, cRowBlock).getResult();
+        Value row =
+            rowBlock == 1
+                ? i
+                : arith::DivUIOp::create(rb, rloc, i, cRowBlock).getResult();
         Value begin =
             toIndex(rb, rloc,
                     tensor::ExtractOp::create(rb, rloc, rowPtr, ValueRange{i}));

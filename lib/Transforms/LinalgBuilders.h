@@ -98,10 +98,10 @@ AttentionRows buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
 /// cols`, at block granularity `rowBlock x colBlock` (shape
 /// ceil(rows/rowBlock) x ceil(cols/colBlock)): with an integer element type,
 /// entry (I, J) is true when some j in column block J appears in some row i of
-/// row block I (an integer type other than i1 stores 1 for true: vectorized code
-/// reads i8 masks correctly, where i1 memory is bit-packed in vectors); with
-/// a float type it counts the entries. Entries outside
-/// [0, cols) are ignored; with `skipDiagonal`, entries (i, i) are ignored too.
+/// row block I (an integer type other than i1 stores 1 for true: vectorized
+/// code reads i8 masks correctly, where i1 memory is bit-packed in vectors);
+/// with a float type it counts the entries. Entries outside [0, cols) are
+/// ignored; with `skipDiagonal`, entries (i, i) are ignored too.
 Value buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr, Value colIdx,
                         int64_t rows, int64_t cols, Type elemType,
                         bool skipDiagonal = false, int64_t rowBlock = 1,

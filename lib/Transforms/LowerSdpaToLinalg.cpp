@@ -122,8 +122,8 @@ private:
     Value allowed = emitter.allowed(b, loc, pos, extra);
     if (!allowed)
       return s;
-    Value negInf = buildFloatConstant(b, loc, f,
-                                      -std::numeric_limits<double>::infinity());
+    Value negInf =
+        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
     return arith::SelectOp::create(b, loc, allowed, s, negInf);
   }
 

@@ -81,8 +81,7 @@ Value SdpaScoreEmitter::allowed(OpBuilder &b, Location loc,
     conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, p.j, ia));
   if (mask == MaskKind::local || mask == MaskKind::causal_local) {
     Value lo = arith::SubIOp::create(
-        b, loc, ia,
-        index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
+        b, loc, ia, index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
     conds.push_back(cmp(b, loc, arith::CmpIPredicate::sge, p.j, lo));
     if (std::optional<uint64_t> right = op.getWindowRight()) {
       Value hi = arith::AddIOp::create(

@@ -67,7 +67,8 @@ public:
 
     Value outInit =
         tensor::EmptyOp::create(b, loc, {batch, heads, nqt * bq, ev}, f);
-    Value lseInit = tensor::EmptyOp::create(b, loc, {batch, heads, nqt * bq}, f);
+    Value lseInit =
+        tensor::EmptyOp::create(b, loc, {batch, heads, nqt * bq}, f);
     auto forall = scf::ForallOp::create(
         b, loc,
         ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads),
@@ -85,10 +86,10 @@ public:
       results.push_back(forall.getResult(1));
     if (nqt * bq != lq)
       for (Value &r : results)
-        r = sliceLeading(b, loc, r, cast<RankedTensorType>(
-                                        op->getResult(&r - results.data())
-                                            .getType())
-                                        .getShape());
+        r = sliceLeading(
+            b, loc, r,
+            cast<RankedTensorType>(op->getResult(&r - results.data()).getType())
+                .getShape());
     return results;
   }
 
@@ -98,8 +99,8 @@ private:
   }
 
   Value isNonZero(OpBuilder &b, Location loc, Value v) {
-    Value zero = arith::ConstantOp::create(
-        b, loc, b.getIntegerAttr(v.getType(), 0));
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(v.getType(), 0));
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
   }
 
@@ -150,10 +151,10 @@ private:
     if (Value relKey = op.getRelKey()) {
       // Shaw: q_i . rel_key[r] for every row of the tile; dims (i, r, e).
       MLIRContext *ctx = b.getContext();
-      shawTile = buildContraction(b, loc, qTile, dimsMap(ctx, 3, {0, 2}),
-                                  relKey, dimsMap(ctx, 3, {1, 2}),
-                                  {bq, getShape(relKey)[0]},
-                                  dimsMap(ctx, 3, {0, 1}));
+      shawTile =
+          buildContraction(b, loc, qTile, dimsMap(ctx, 3, {0, 2}), relKey,
+                           dimsMap(ctx, 3, {1, 2}), {bq, getShape(relKey)[0]},
+                           dimsMap(ctx, 3, {0, 1}));
     }
 
     auto [kvBegin, kvEnd] = keyTileRange(b, loc);
@@ -222,8 +223,8 @@ private:
       Value len = arith::IndexCastOp::create(
           b, loc, b.getIndexType(),
           tensor::ExtractOp::create(b, loc, lengths, ValueRange{bIdx}));
-      end = arith::MinSIOp::create(b, loc, end,
-                                   arith::CeilDivSIOp::create(b, loc, len, cBk));
+      end = arith::MinSIOp::create(
+          b, loc, end, arith::CeilDivSIOp::create(b, loc, len, cBk));
     }
     return {begin, end};
   }
@@ -277,17 +278,16 @@ private:
       Value vTile = tile(sb, sloc, v, bIdx, kvHead, k0, bk);
       // K^T once per key tile (bk * E moves against bq * bk * E FMAs), so
       // that QK^T reads contiguous key columns; dims (i, j, e).
-      Value kT = linalg::TransposeOp::create(
-                     sb, sloc, kTile,
-                     tensor::EmptyOp::create(sb, sloc, {e, bk}, f),
-                     ArrayRef<int64_t>{1, 0})
-                     .getResult()[0];
+      Value kT =
+          linalg::TransposeOp::create(
+              sb, sloc, kTile, tensor::EmptyOp::create(sb, sloc, {e, bk}, f),
+              ArrayRef<int64_t>{1, 0})
+              .getResult()[0];
       Value qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 3, {0, 2}), kT,
                                   dimsMap(ctx, 3, {2, 1}), {bq, bk},
                                   dimsMap(ctx, 3, {0, 1}));
       Value scores;
-      std::optional<SmallVector<Value>> full =
-          fullTileConditions(sb, sloc, k0);
+      std::optional<SmallVector<Value>> full = fullTileConditions(sb, sloc, k0);
       if (full && full->empty()) {
         scores = buildScores(sb, sloc, qk, k0, /*masked=*/false);
       } else if (!full) {
@@ -316,7 +316,8 @@ private:
       return step(b, loc);
     Value qt = arith::DivUIOp::create(b, loc, q0, index(b, loc, bq));
     Value visit = isNonZero(
-        b, loc, tensor::ExtractOp::create(b, loc, blockMask, ValueRange{qt, kt}));
+        b, loc,
+        tensor::ExtractOp::create(b, loc, blockMask, ValueRange{qt, kt}));
     return scf::IfOp::create(
                b, loc, visit,
                [&](OpBuilder &tb, Location tloc) {
@@ -362,8 +363,7 @@ private:
     Value shaw;
     if (shawTile)
       shaw = tensor::ExtractOp::create(
-          b, loc, shawTile,
-          ValueRange{li, emitter.relativeIndex(b, loc, pos)});
+          b, loc, shawTile, ValueRange{li, emitter.relativeIndex(b, loc, pos)});
     Value biasElem;
     if (Value bias = op.getBias()) {
       ArrayRef<int64_t> s = getShape(bias);
@@ -382,10 +382,10 @@ private:
       extra.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                             pos.j, index(b, loc, lk)));
     if (graphMask)
-      extra.push_back(isNonZero(
-          b, loc,
-          tensor::ExtractOp::create(b, loc, graphMask,
-                                    ValueRange{iSafe, jSafe})));
+      extra.push_back(
+          isNonZero(b, loc,
+                    tensor::ExtractOp::create(b, loc, graphMask,
+                                              ValueRange{iSafe, jSafe})));
     Value allowed = emitter.allowed(b, loc, pos, extra);
     if (!allowed)
       return s;

@@ -46,8 +46,7 @@ bool isContraction(linalg::LinalgOp op) {
       generic.getNumDpsInputs() != 2)
     return false;
   Block &body = generic.getRegion().front();
-  return body.getOperations().size() == 3 &&
-         isa<arith::MulFOp>(body.front()) &&
+  return body.getOperations().size() == 3 && isa<arith::MulFOp>(body.front()) &&
          isa<arith::AddFOp>(*std::next(body.begin()));
 }
 
@@ -102,8 +101,8 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
           sizes != op.getStaticLoopRanges()) {
         scf::SCFTilingOptions options;
         options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
-        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-            rewriter, cast<TilingInterface>(target), options);
+        FailureOr<scf::SCFTilingResult> tiled =
+            scf::tileUsingSCF(rewriter, cast<TilingInterface>(target), options);
         if (failed(tiled))
           continue;
         rewriter.replaceOp(target, tiled->replacements);
@@ -137,11 +136,10 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     linalg::hoistRedundantVectorTransfers(func, /*verifyNonZeroTrip=*/true);
 
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          return name == math::ExpOp::getOperationName() ||
-                 name == math::LogOp::getOperationName();
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == math::ExpOp::getOperationName() ||
+             name == math::LogOp::getOperationName();
+    });
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerReduction);

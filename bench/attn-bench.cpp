@@ -1,0 +1,277 @@
+//===- attn-bench.cpp - attention peers side by side ---------------------===//
+//
+// Google Benchmark suite: attn-mlir's tiled CPU pipeline (JIT-compiled once,
+// outside the timed loop), its reference lowering, and the OpenBLAS-unfused
+// peer, on the same inputs, per mask family, length, head dim and thread
+// count. Counters: dense-equivalent GFLOP/s (4 Lq Lk E per head) and useful
+// GFLOP/s (allowed pairs only); the context holds the measured FMA peak and
+// the OpenBLAS kernel. scripts/bench-table.py turns the JSON into a table.
+//
+//   attn-bench [--full] [--benchmark_filter=...] [--benchmark_format=json]
+//
+//===----------------------------------------------------------------------===//
+
+#include "bench/Peak.h"
+#include "bench/UnfusedAttention.h"
+#include "lib/Runtime/Evaluate.h"
+#include "lib/Runtime/Jit.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+struct Config {
+  std::string family;
+  int64_t len, dim, heads = 8;
+  int threads;
+
+  std::string name() const {
+    return llvm::formatv("{0}/L{1}/E{2}/T{3}", family, len, dim, threads);
+  }
+};
+
+/// The attn.sdpa function of one benchmark family.
+std::string moduleFor(const Config &c) {
+  std::string qkv =
+      llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", c.heads, c.len, c.dim);
+  std::string args = llvm::formatv("%q: {0}, %k: {0}, %v: {0}", qkv);
+  std::string types = llvm::formatv("{0}, {0}, {0}", qkv);
+  std::string operands, attrs;
+  if (c.family == "causal") {
+    attrs = "{mask = #attn.mask<causal>}";
+  } else if (c.family == "local") {
+    attrs = "{mask = #attn.mask<local>, window_left = 128 : i64, "
+            "window_right = 128 : i64}";
+  } else if (c.family == "relbias") {
+    std::string t = llvm::formatv("tensor<{0}x129xf32>", c.heads);
+    args += ", %rb: " + t;
+    types += ", " + t;
+    operands = " rel_bias(%rb)";
+    attrs = "{rel_clip = 64 : i64}";
+  } else if (c.family == "padding") {
+    args += ", %len: tensor<1xi32>";
+    types += ", tensor<1xi32>";
+    operands = " kv_lengths(%len)";
+  } else if (c.family == "graph") {
+    int64_t nnz = c.len * c.len / 20; // ~5 % density
+    std::string rp = llvm::formatv("tensor<{0}xi32>", c.len + 1);
+    std::string ci = llvm::formatv("tensor<{0}xi32>", nnz);
+    args += ", %rp: " + rp + ", %ci: " + ci;
+    types += ", " + rp + ", " + ci;
+    operands = " graph(%rp, %ci)";
+    attrs = "{mask = #attn.mask<graph>}";
+  }
+  return llvm::formatv("func.func @attn({0}) -> {1} {{\n"
+                       "  %o = attn.sdpa %q, %k, %v{2} {3} : ({4}) -> {1}\n"
+                       "  return %o : {1}\n}\n",
+                       args, qkv, operands, attrs, types);
+}
+
+/// Compiled function, its inputs and its output buffer, built once per
+/// (config, pipeline) and reused by every call of the benchmark.
+struct Prepared {
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<JitModule> jit;
+  std::vector<HostTensor> inputs, outputs;
+  UnfusedMask mask;
+  double usefulPairs = 0; ///< allowed (i, j) pairs per head
+  std::vector<float> scores, row, out;
+};
+
+MLIRContext &context() {
+  static MLIRContext *ctx = [] {
+    DialectRegistry registry;
+    registerRuntimeDialects(registry);
+    auto *c = new MLIRContext(registry);
+    c->loadAllAvailableDialects();
+    return c;
+  }();
+  return *ctx;
+}
+
+/// Parses the family's module, generates inputs (fixed kv_length 3L/4),
+/// derives the peer's mask and counts allowed pairs.
+std::unique_ptr<Prepared> prepareInputs(const Config &c) {
+  auto p = std::make_unique<Prepared>();
+  p->module = parseSourceString<ModuleOp>(moduleFor(c), &context());
+  auto func = p->module->lookupSymbol<func::FuncOp>("attn");
+  p->inputs = generateInputs(func, /*seed=*/1, /*magnitude=*/1.0);
+  int64_t l = c.len;
+  UnfusedMask &m = p->mask;
+  if (c.family == "causal") {
+    m.kind = UnfusedMask::causal;
+    p->usefulPairs = double(l) * double(l + 1) / 2;
+  } else if (c.family == "local") {
+    m.kind = UnfusedMask::local;
+    m.windowLeft = m.windowRight = 128;
+    for (int64_t i = 0; i < l; ++i)
+      p->usefulPairs +=
+          double(std::min(l - 1, i + 128) - std::max<int64_t>(0, i - 128) + 1);
+  } else if (c.family == "relbias") {
+    m.kind = UnfusedMask::relativeBias;
+    m.relTable = p->inputs[3].as<float>();
+    m.relClip = 64;
+    p->usefulPairs = double(l) * double(l);
+  } else if (c.family == "padding") {
+    m.kind = UnfusedMask::padding;
+    m.kvLength = 3 * l / 4;
+    p->inputs[3].setInt(0, m.kvLength);
+    p->usefulPairs = double(l) * double(m.kvLength);
+  } else if (c.family == "graph") {
+    m.kind = UnfusedMask::graph;
+    m.rowPtr = p->inputs[3].as<int32_t>();
+    m.colIdx = p->inputs[4].as<int32_t>();
+    // Distinct (i, j) pairs: duplicates of the random CSR count once.
+    std::vector<char> seen(l);
+    for (int64_t i = 0; i < l; ++i) {
+      std::fill(seen.begin(), seen.end(), 0);
+      for (int32_t e = m.rowPtr[i]; e < m.rowPtr[i + 1]; ++e)
+        p->usefulPairs += !seen[m.colIdx[e]]++;
+    }
+  } else {
+    p->usefulPairs = double(l) * double(l);
+  }
+  return p;
+}
+
+void setCounters(benchmark::State &state, const Config &c, double pairs) {
+  double perPair = 4.0 * double(c.dim) * double(c.heads);
+  state.counters["flops_dense"] =
+      benchmark::Counter(perPair * double(c.len) * double(c.len),
+                         benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["flops_useful"] = benchmark::Counter(
+      perPair * pairs, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+/// attn-mlir through `pipeline`.
+void runMlir(benchmark::State &state, const Config &c,
+             const std::string &pipeline) {
+  static std::map<std::string, std::unique_ptr<Prepared>> cache;
+  std::string key = pipeline + "|" + c.name();
+  std::unique_ptr<Prepared> &p = cache[key];
+  if (!p) {
+    p = prepareInputs(c);
+    OwningOpRef<ModuleOp> lowered = p->module->clone();
+    JitOptions options;
+    options.pipeline = pipeline;
+    auto jit = JitModule::compile(*lowered, options);
+    if (!jit) {
+      state.SkipWithError(llvm::toString(jit.takeError()).c_str());
+      return;
+    }
+    p->jit = std::move(*jit);
+    p->outputs = std::move(*p->jit->allocateResults("attn"));
+  }
+  std::vector<HostTensor *> in, out;
+  for (HostTensor &t : p->inputs)
+    in.push_back(&t);
+  for (HostTensor &t : p->outputs)
+    out.push_back(&t);
+  for (auto _ : state)
+    if (llvm::Error err = p->jit->invoke("attn", in, out)) {
+      state.SkipWithError(llvm::toString(std::move(err)).c_str());
+      return;
+    }
+  setCounters(state, c, p->usefulPairs);
+}
+
+/// The OpenBLAS-unfused peer on the same inputs.
+void runOpenBlas(benchmark::State &state, const Config &c) {
+  static std::map<std::string, std::unique_ptr<Prepared>> cache;
+  std::unique_ptr<Prepared> &p = cache[c.name()];
+  if (!p) {
+    p = prepareInputs(c);
+    p->scores.resize(c.len * c.len);
+    p->row.resize(c.len);
+    p->out.resize(c.heads * c.len * c.dim);
+  }
+  openblasSetThreads(c.threads);
+  for (auto _ : state) {
+    unfusedAttention(p->inputs[0].as<float>(), p->inputs[1].as<float>(),
+                     p->inputs[2].as<float>(), p->out.data(), p->scores.data(),
+                     p->row.data(), c.heads, c.len, c.dim, p->mask);
+    benchmark::DoNotOptimize(p->out.data());
+  }
+  setCounters(state, c, p->usefulPairs);
+}
+
+void registerAll(bool full) {
+  std::vector<std::string> families{"dense",   "causal",  "local",
+                                    "relbias", "padding", "graph"};
+  std::vector<int64_t> lens =
+      full ? std::vector<int64_t>{512, 1024, 2048, 4096, 8192}
+           : std::vector<int64_t>{512, 1024, 2048, 4096};
+  std::vector<int64_t> dims =
+      full ? std::vector<int64_t>{64, 128} : std::vector<int64_t>{64};
+  for (const std::string &family : families)
+    for (int64_t dim : dims)
+      for (int64_t len : lens)
+        for (int threads : {1, 2}) {
+          Config c{family, len, dim, 8, threads};
+          std::string suffix = c.name();
+          std::string tiled =
+              llvm::formatv("attn-cpu-pipeline{{threads={0}}", threads);
+          benchmark::RegisterBenchmark(
+              ("attn-mlir/" + suffix).c_str(),
+              [c, tiled](benchmark::State &s) { runMlir(s, c, tiled); })
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime();
+          benchmark::RegisterBenchmark(
+              ("openblas-unfused/" + suffix).c_str(),
+              [c](benchmark::State &s) { runOpenBlas(s, c); })
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime();
+          if (len == 512 && threads == 1)
+            benchmark::RegisterBenchmark(
+                ("attn-mlir-reference/" + suffix).c_str(),
+                [c](benchmark::State &s) {
+                  runMlir(s, c, "attn-reference-pipeline");
+                })
+                ->Unit(benchmark::kMillisecond)
+                ->UseRealTime();
+        }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool full = false;
+  std::vector<char *> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--full") == 0)
+      full = true;
+    else
+      args.push_back(argv[i]);
+  }
+  int n = static_cast<int>(args.size());
+
+  const char *coretype = std::getenv("OPENBLAS_CORETYPE");
+  benchmark::AddCustomContext("openblas_core", openblasCoreName());
+  benchmark::AddCustomContext("OPENBLAS_CORETYPE",
+                              coretype ? coretype : "(unset)");
+  benchmark::AddCustomContext("fma_peak_gflops_1t",
+                              std::to_string(measureFmaPeakGflops(1)));
+  benchmark::AddCustomContext("fma_peak_gflops_2t",
+                              std::to_string(measureFmaPeakGflops(2)));
+
+  registerAll(full);
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data()))
+    return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
