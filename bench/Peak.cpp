@@ -9,6 +9,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -32,8 +33,9 @@ static double fmaLoopSeconds(long rounds, float *sink) {
   return s;
 }
 
-double measureFmaPeakGflops(int threads) {
-  const long rounds = 20'000'000; // 16 * 16 * 2 flops per round
+/// One timed trial of `threads` concurrent FMA loops.
+static double trialGflops(int threads) {
+  const long rounds = 50'000'000; // 16 * 16 * 2 flops per round
   std::vector<std::thread> workers;
   std::vector<double> seconds(threads);
   std::vector<float> sinks(threads);
@@ -46,4 +48,12 @@ double measureFmaPeakGflops(int threads) {
     slowest = std::max(slowest, seconds[t]);
   }
   return double(threads) * double(rounds) * 16 * 16 * 2 / slowest / 1e9;
+}
+
+double measureFmaPeakGflops(int threads) {
+  // Best of three: a trial that shares its core with anything is slower.
+  double best = 0;
+  for (int trial = 0; trial < 3; ++trial)
+    best = std::max(best, trialGflops(threads));
+  return best;
 }

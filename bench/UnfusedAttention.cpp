@@ -6,12 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 extern "C" char *openblas_get_corename(void);
 extern "C" void openblas_set_num_threads(int);
 
 std::string openblasCoreName() { return openblas_get_corename(); }
-void openblasSetThreads(int threads) { openblas_set_num_threads(threads); }
 
 /// Masked scores. Finite, because this file is compiled with -ffast-math so
 /// that the softmax loops vectorize (libmvec expf).
@@ -75,11 +76,13 @@ static void softmaxRow(float *row, int64_t len) {
     row[j] *= inv;
 }
 
-void unfusedAttention(const float *q, const float *k, const float *v,
-                      float *out, float *scores, float *row, int64_t heads,
-                      int64_t len, int64_t dim, const UnfusedMask &mask) {
+/// Heads [h0, h1) on the calling thread.
+static void attendHeads(const float *q, const float *k, const float *v,
+                        float *out, float *scores, float *row, int64_t h0,
+                        int64_t h1, int64_t len, int64_t dim,
+                        const UnfusedMask &mask) {
   float scale = 1.f / std::sqrt(float(dim));
-  for (int64_t h = 0; h < heads; ++h) {
+  for (int64_t h = h0; h < h1; ++h) {
     const float *qh = q + h * len * dim, *kh = k + h * len * dim,
                 *vh = v + h * len * dim;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, len, dim, scale,
@@ -91,4 +94,26 @@ void unfusedAttention(const float *q, const float *k, const float *v,
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, len, dim, len, 1.f,
                 scores, len, vh, dim, 0.f, out + h * len * dim, dim);
   }
+}
+
+void unfusedAttention(const float *q, const float *k, const float *v,
+                      float *out, float *scratch, int64_t heads, int64_t len,
+                      int64_t dim, int threads, const UnfusedMask &mask) {
+  openblas_set_num_threads(1);
+  std::vector<std::thread> workers;
+  int64_t per = (heads + threads - 1) / threads;
+  for (int t = 0; t < threads; ++t) {
+    float *scores = scratch + t * (len * len + len);
+    int64_t h0 = t * per, h1 = std::min(heads, h0 + per);
+    if (t == threads - 1)
+      attendHeads(q, k, v, out, scores, scores + len * len, h0, h1, len, dim,
+                  mask);
+    else
+      workers.emplace_back([=, &mask] {
+        attendHeads(q, k, v, out, scores, scores + len * len, h0, h1, len,
+                    dim, mask);
+      });
+  }
+  for (std::thread &w : workers)
+    w.join();
 }

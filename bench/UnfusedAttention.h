@@ -23,14 +23,14 @@ struct UnfusedMask {
   int64_t relClip = 0;
 };
 
-/// q, k, v, out: [H, L, E] (one batch); `scores` is L x L scratch and `row`
-/// L floats of scratch.
+/// q, k, v, out: [H, L, E] (one batch). Heads are split over `threads`
+/// threads, each running single-threaded sgemms on its own L x L scratch
+/// (`scratch` holds threads * (L*L + L) floats).
 void unfusedAttention(const float *q, const float *k, const float *v,
-                      float *out, float *scores, float *row, int64_t heads,
-                      int64_t len, int64_t dim, const UnfusedMask &mask);
+                      float *out, float *scratch, int64_t heads, int64_t len,
+                      int64_t dim, int threads, const UnfusedMask &mask);
 
-/// OpenBLAS's kernel name (openblas_get_corename) and thread count.
+/// OpenBLAS's kernel name (openblas_get_corename).
 std::string openblasCoreName();
-void openblasSetThreads(int threads);
 
 #endif // ATTN_BENCH_UNFUSEDATTENTION_H
