@@ -35,9 +35,11 @@ def run(extra_env_unset, args):
         cmd.append("--full")
     if args.filter:
         cmd.append(f"--benchmark_filter={args.filter}")
-    out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, text=True).stdout
-    return json.loads(out)
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return None  # e.g. the filter matched nothing
+    return json.loads(proc.stdout)
 
 
 def index(report):
@@ -58,6 +60,8 @@ def main():
     args = p.parse_args()
 
     env_run = run([], args)
+    if env_run is None:
+        sys.exit("attn-bench failed or the filter matched no benchmark")
     openblas_filter = args.filter
     best_args = argparse.Namespace(**vars(args))
     # Only the OpenBLAS peer again: "/L512/" -> "openblas-unfused/L512/"-style.
@@ -66,8 +70,9 @@ def main():
     else:
         best_args.filter = "openblas-unfused/.*" + openblas_filter
     best_run = run(["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"], best_args)
-    ctx, best_ctx = env_run["context"], best_run["context"]
-    env_rows, best_rows = index(env_run), index(best_run)
+    ctx = env_run["context"]
+    best_ctx = best_run["context"] if best_run else {"openblas_core": "not run"}
+    env_rows, best_rows = index(env_run), index(best_run) if best_run else {}
     peak = {1: float(ctx["fma_peak_gflops_1t"]), 2: float(ctx["fma_peak_gflops_2t"])}
 
     print(f"FMA peak measured in this run: {peak[1]:.0f} GFLOP/s (1 thread), "
