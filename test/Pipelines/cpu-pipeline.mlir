@@ -1,18 +1,26 @@
 // RUN: attn-opt %s --attn-cpu-pipeline | FileCheck %s
+// RUN: attn-opt %s --attn-cpu-pipeline="vectorize=false" | FileCheck %s --check-prefix=SCALAR
 // RUN: attn-opt %s --attn-cpu-pipeline="threads=2 block-q=4 block-k=4" | FileCheck %s --check-prefix=OMP
 
 // The CPU pipeline takes attn IR (sdpa tiled, mha decomposed and tiled, gat
-// through the reference lowering) to the LLVM dialect. Sequentially by
-// default; with threads != 1 the query-tile loop is an OpenMP parallel loop.
+// through the reference lowering) to the LLVM dialect. Vectorized by default:
+// vector FMAs and a polynomial exp (no libm call); sequential by default; with
+// threads != 1 the query-tile loop is an OpenMP parallel loop.
 
 // CHECK-NOT: attn.
 // CHECK-NOT: scf.
 // CHECK-NOT: omp.
 // CHECK-LABEL: llvm.func @sdpa
-// CHECK: llvm.intr.exp
+// CHECK-NOT: llvm.intr.exp
+// CHECK: llvm.intr.fma{{.*}}vector<
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func @mha
 // CHECK-LABEL: llvm.func @gat
+
+// SCALAR-LABEL: llvm.func @sdpa
+// SCALAR-NOT: vector<
+// SCALAR: llvm.intr.exp
+// SCALAR: llvm.return
 
 // OMP-LABEL: llvm.func @sdpa
 // OMP: omp.parallel num_threads

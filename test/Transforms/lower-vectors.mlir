@@ -1,0 +1,46 @@
+// RUN: attn-opt %s --split-input-file --attn-lower-vectors | FileCheck %s
+
+// The accumulator of a reduction loop is hoisted into loop-carried registers
+// and the contraction lowered to outer products (FMAs).
+
+// CHECK-LABEL: func @accumulate
+// CHECK-SAME: %[[C:[a-z0-9]+]]: memref<8x32xf32>
+// CHECK: %[[INIT:.+]] = vector.transfer_read %[[C]]
+// CHECK: %[[RES:.+]] = scf.for {{.*}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (vector<8x32xf32>)
+// CHECK-NOT: vector.transfer_read %[[C]]
+// CHECK-NOT: vector.contract
+// CHECK:   vector.fma
+// CHECK-NOT: vector.transfer_write
+// CHECK: }
+// CHECK: vector.transfer_write %[[RES]], %[[C]]
+func.func @accumulate(%a: memref<8x64xf32>, %b: memref<64x32xf32>, %c: memref<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %pad = arith.constant 0.0 : f32
+  scf.for %k = %c0 to %c64 step %c1 {
+    %lhs = vector.transfer_read %a[%c0, %k], %pad {in_bounds = [true, true]} : memref<8x64xf32>, vector<8x1xf32>
+    %rhs = vector.transfer_read %b[%k, %c0], %pad {in_bounds = [true, true]} : memref<64x32xf32>, vector<1x32xf32>
+    %acc = vector.transfer_read %c[%c0, %c0], %pad {in_bounds = [true, true]} : memref<8x32xf32>, vector<8x32xf32>
+    %r = vector.contract {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                          iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>}
+        %lhs, %rhs, %acc : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+    vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32>
+  }
+  return
+}
+
+// -----
+
+// exp and log on vectors become polynomial approximations (no libm call).
+
+// CHECK-LABEL: func @exp_log
+// CHECK-NOT: math.exp
+// CHECK-NOT: math.log
+// CHECK: math.fma
+// CHECK: return
+func.func @exp_log(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
+  %e = math.exp %x : vector<16xf32>
+  %l = math.log %x : vector<16xf32>
+  return %e, %l : vector<16xf32>, vector<16xf32>
+}

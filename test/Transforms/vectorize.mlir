@@ -1,0 +1,62 @@
+// RUN: attn-opt %s --split-input-file --attn-vectorize | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-vectorize="register-rows=4 register-cols=16 vector-width=16" | FileCheck %s --check-prefix=SMALL
+
+// A Q K^T-shaped contraction: rows step 8, columns step 32, the reduction
+// step 1, one vector.contract of outer-product shape per step.
+
+// CHECK-LABEL: func @contraction
+// CHECK: scf.for %{{.+}} = %c0 to %c64 step %c8
+// CHECK:   scf.for %{{.+}} = %c0 to %c64 step %c32
+// CHECK:     scf.for %{{.+}} = %c0 to %c64 step %c1
+// CHECK:       vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK-NOT: linalg.generic
+
+// SMALL-LABEL: func @contraction
+// SMALL: step %c4
+// SMALL: step %c16
+// SMALL: vector.contract {{.*}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+func.func @contraction(%q: tensor<64x64xf32>, %kt: tensor<64x64xf32>, %init: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(i, j, e) -> (i, e)>, affine_map<(i, j, e) -> (e, j)>, affine_map<(i, j, e) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %kt : tensor<64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<64x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// Elementwise ops go one row at a time with the last dim in one vector; a row
+// reduction reduces a whole row vector; sizes that do not divide use the
+// largest divisor (48 -> 48, 40 -> 40 with width 64).
+
+// CHECK-LABEL: func @softmax_pieces
+// CHECK: scf.for %{{.+}} = %c0 to %c40 step %c1
+// CHECK:   math.exp %{{.+}} : vector<1x48xf32>
+// CHECK: scf.for %{{.+}} = %c0 to %c40 step %c1
+// CHECK:   vector.multi_reduction <maximumf>, %{{.+}}, %{{.+}} [1] : vector<1x48xf32> to vector<1xf32>
+
+// SMALL-LABEL: func @softmax_pieces
+// SMALL: scf.for %{{.+}} = %c0 to %c48 step %c16
+// SMALL:   math.exp %{{.+}} : vector<1x16xf32>
+func.func @softmax_pieces(%s: tensor<40x48xf32>, %max: tensor<40xf32>) -> (tensor<40x48xf32>, tensor<40xf32>) {
+  %e = tensor.empty() : tensor<40x48xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<40x48xf32>) outs(%e : tensor<40x48xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %x = math.exp %a : f32
+    linalg.yield %x : f32
+  } -> tensor<40x48xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<40x48xf32>) outs(%max : tensor<40xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %x = arith.maximumf %a, %b : f32
+    linalg.yield %x : f32
+  } -> tensor<40xf32>
+  return %p, %m : tensor<40x48xf32>, tensor<40xf32>
+}
