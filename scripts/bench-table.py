@@ -83,8 +83,11 @@ def main():
     print("| family | L | E | threads | attn-mlir ms | GFLOP/s useful (dense-eq) | % peak (useful) | "
           "OpenBLAS-unfused ms env / best | speedup vs best | reference ms |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for (peer, config), b in sorted(env_rows.items(),
-                                    key=lambda kv: kv[0][1]):
+    def order(item):
+        family, l, e, t = item[0][1].split("/")
+        return (family, int(e[1:]), int(l[1:]), int(t[1:]))
+
+    for (peer, config), b in sorted(env_rows.items(), key=order):
         if peer != "attn-mlir":
             continue
         family, l, e, t = config.split("/")
