@@ -66,11 +66,6 @@ Value SdpaScoreEmitter::modify(OpBuilder &b, Location loc,
   return s;
 }
 
-bool SdpaScoreEmitter::hasPositionalMask() const {
-  return op.getMask() != MaskKind::dense && op.getMask() != MaskKind::graph ||
-         op.getKvLengths();
-}
-
 Value SdpaScoreEmitter::allowed(OpBuilder &b, Location loc,
                                 const ScorePosition &p,
                                 ArrayRef<Value> extra) const {

@@ -41,9 +41,6 @@ public:
   Value allowed(OpBuilder &b, Location loc, const ScorePosition &p,
                 ArrayRef<Value> extra = {}) const;
 
-  /// Whether the op has a structural mask or padding (graph excluded).
-  bool hasPositionalMask() const;
-
 private:
   // Op accessors are not const; the emitter does not modify the op.
   mutable SdpaOp op;

@@ -80,16 +80,16 @@ public:
       buildQueryTile(b, loc, forall);
     }
 
-    // Slice padded query rows off.
-    SmallVector<Value> results{forall.getResult(0)};
-    if (op.getLse())
-      results.push_back(forall.getResult(1));
-    if (nqt * bq != lq)
-      for (Value &r : results)
-        r = sliceLeading(
-            b, loc, r,
-            cast<RankedTensorType>(op->getResult(&r - results.data()).getType())
-                .getShape());
+    // One value per op result (output, and lse when asked), with padded query
+    // rows sliced off.
+    SmallVector<Value> results;
+    for (auto [i, result] : llvm::enumerate(op->getResults())) {
+      Value r = forall.getResult(i);
+      if (nqt * bq != lq)
+        r = sliceLeading(b, loc, r,
+                         cast<RankedTensorType>(result.getType()).getShape());
+      results.push_back(r);
+    }
     return results;
   }
 
@@ -141,7 +141,7 @@ private:
 
   /// The body of the parallel loop: one query tile of one (batch, head).
   void buildQueryTile(OpBuilder &b, Location loc, scf::ForallOp forall) {
-    ValueRange ivs = forall.getInductionVars();
+    SmallVector<Value> ivs = forall.getInductionVars();
     bIdx = ivs[0];
     hIdx = ivs[1];
     Value qt = ivs[2];
