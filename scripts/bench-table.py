@@ -81,8 +81,9 @@ def main():
           f"{ctx['OPENBLAS_CORETYPE']}), {best_ctx['openblas_core']} (best, unset).")
     print()
     print("| family | L | E | threads | attn-mlir ms | GFLOP/s useful (dense-eq) | % peak (useful) | "
-          "OpenBLAS-unfused ms env / best | speedup vs best | reference ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "OpenBLAS-unfused ms env / best | speedup vs best | Halide ms | speedup vs Halide | "
+          "reference ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     def order(item):
         family, l, e, t = item[0][1].split("/")
         return (family, int(e[1:]), int(l[1:]), int(t[1:]))
@@ -98,11 +99,14 @@ def main():
         blas_env = env_rows.get(("openblas-unfused", config))
         blas_best = best_rows.get(("openblas-unfused", config))
         ref = env_rows.get(("attn-mlir-reference", config))
+        halide = env_rows.get(("halide", config))
         fmt = lambda r: f"{r['real_time']:.2f}" if r else "-"
         speedup = f"{blas_best['real_time'] / ms:.2f}x" if blas_best else "-"
         print(f"| {family} | {l[1:]} | {e[1:]} | {threads} | {ms:.2f} | "
               f"{useful:.0f} ({dense:.0f}) | {100 * useful / peak[threads]:.0f} % | "
-              f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | {fmt(ref)} |")
+              f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | {fmt(halide)} | "
+              f"{halide['real_time'] / ms:.2f}x | {fmt(ref)} |" if halide else
+              f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | - | - | {fmt(ref)} |")
 
 
 if __name__ == "__main__":

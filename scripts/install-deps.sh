@@ -10,7 +10,7 @@ PACKAGES=(
   # Tests: GoogleTest, and PyTorch/NumPy as the numerical oracle (/usr/bin/python3).
   libgtest-dev python3-numpy python3-torch
   # Benchmarks: Google Benchmark and the OpenBLAS-unfused peer.
-  libbenchmark-dev libopenblas-dev linux-perf
+  libbenchmark-dev libopenblas-dev libhalide14-0-dev linux-perf
 )
 
 missing=()
