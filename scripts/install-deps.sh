@@ -9,8 +9,8 @@ PACKAGES=(
   clang-22 lld-22 cmake ninja-build ccache
   # Tests: GoogleTest, and PyTorch/NumPy as the numerical oracle (/usr/bin/python3).
   libgtest-dev python3-numpy python3-torch
-  # Benchmarks: Google Benchmark and the OpenBLAS-unfused peer.
-  libbenchmark-dev libopenblas-dev libhalide14-0-dev linux-perf
+  # Benchmarks: Google Benchmark, the OpenBLAS-unfused and Halide peers.
+  libbenchmark-dev libopenblas-dev libhalide14-0-dev
 )
 
 missing=()
