@@ -110,8 +110,8 @@ void unfusedAttention(const float *q, const float *k, const float *v,
                   mask);
     else
       workers.emplace_back([=, &mask] {
-        attendHeads(q, k, v, out, scores, scores + len * len, h0, h1, len,
-                    dim, mask);
+        attendHeads(q, k, v, out, scores, scores + len * len, h0, h1, len, dim,
+                    mask);
       });
   }
   for (std::thread &w : workers)

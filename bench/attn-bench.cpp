@@ -2,10 +2,11 @@
 //
 // Google Benchmark suite: attn-mlir's tiled CPU pipeline (JIT-compiled once,
 // outside the timed loop), its reference lowering, the OpenBLAS-unfused peer
-// and the Halide peer (AOT, bench/halide), on the same inputs, per mask family, length, head dim and thread
-// count. Counters: dense-equivalent GFLOP/s (4 Lq Lk E per head) and useful
-// GFLOP/s (allowed pairs only); the context holds the measured FMA peak and
-// the OpenBLAS kernel. scripts/bench-table.py turns the JSON into a table.
+// and the Halide peer (AOT, bench/halide), on the same inputs, per mask family,
+// length, head dim and thread count. Counters: dense-equivalent GFLOP/s (4 Lq
+// Lk E per head) and useful GFLOP/s (allowed pairs only); the context holds the
+// measured FMA peak and the OpenBLAS kernel. scripts/bench-table.py turns the
+// JSON into a table.
 //
 //   attn-bench [--full] [--benchmark_filter=...] [--benchmark_format=json]
 //
@@ -214,9 +215,8 @@ void runOpenBlas(benchmark::State &state, const Config &c) {
   }
   auto call = [&] {
     unfusedAttention(p->inputs[0].as<float>(), p->inputs[1].as<float>(),
-                     p->inputs[2].as<float>(), p->out.data(),
-                     p->scratch.data(), c.heads, c.len, c.dim, c.threads,
-                     p->mask);
+                     p->inputs[2].as<float>(), p->out.data(), p->scratch.data(),
+                     c.heads, c.len, c.dim, c.threads, p->mask);
   };
   call(); // untimed warm-up, as for every peer
   for (auto _ : state) {
@@ -228,13 +228,16 @@ void runOpenBlas(benchmark::State &state, const Config &c) {
 
 /// The Halide peer (AOT, one function per family) on the same inputs.
 void runHalide(benchmark::State &state, const Config &c) {
-  using HalideFn = int (*)(halide_buffer_t *, halide_buffer_t *,
-                           halide_buffer_t *, int32_t, halide_buffer_t *,
-                           halide_buffer_t *, halide_buffer_t *);
+  using HalideFn =
+      int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int32_t,
+              halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
   static const std::map<std::string, HalideFn> functions{
-      {"dense", halide_attention_dense},     {"causal", halide_attention_causal},
-      {"local", halide_attention_local},     {"relbias", halide_attention_relbias},
-      {"padding", halide_attention_padding}, {"graph", halide_attention_graph}};
+      {"dense", halide_attention_dense},
+      {"causal", halide_attention_causal},
+      {"local", halide_attention_local},
+      {"relbias", halide_attention_relbias},
+      {"padding", halide_attention_padding},
+      {"graph", halide_attention_graph}};
   std::unique_ptr<Prepared> &p = cache()["halide|" + c.name()];
   if (!p) {
     p = prepareInputs(c);
@@ -338,7 +341,8 @@ int main(int argc, char **argv) {
   // OpenMP threads that spin between parallel regions steal the core from
   // the peer's threads on this 2-core machine (measured: 3x slowdowns).
   setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
-  benchmark::AddCustomContext("OMP_WAIT_POLICY", std::getenv("OMP_WAIT_POLICY"));
+  benchmark::AddCustomContext("OMP_WAIT_POLICY",
+                              std::getenv("OMP_WAIT_POLICY"));
   const char *coretype = std::getenv("OPENBLAS_CORETYPE");
   benchmark::AddCustomContext("openblas_core", openblasCoreName());
   benchmark::AddCustomContext("OPENBLAS_CORETYPE",

@@ -11,6 +11,8 @@ PACKAGES=(
   libgtest-dev python3-numpy python3-torch
   # Benchmarks: Google Benchmark, the OpenBLAS-unfused and Halide peers.
   libbenchmark-dev libopenblas-dev libhalide14-0-dev
+  # Graphs: Boost.Graph (loading, CSR, reverse Cuthill-McKee).
+  libboost-graph-dev
 )
 
 missing=()

@@ -1,0 +1,287 @@
+//===- Graph.cpp - graphs for graph attention ----------------------------===//
+
+#include "lib/Graph/Graph.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <boost/graph/cuthill_mckee_ordering.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <utility>
+
+using namespace mlir::attn::graph;
+using llvm::createStringError;
+using llvm::Expected;
+using llvm::StringRef;
+
+namespace {
+
+/// Line-by-line reader that names file and line in its errors.
+class LineReader {
+public:
+  static Expected<LineReader> open(StringRef path) {
+    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!buf)
+      return createStringError(buf.getError(), "%s: cannot open: %s",
+                               path.str().c_str(),
+                               buf.getError().message().c_str());
+    return LineReader(path, std::move(*buf));
+  }
+
+  /// The next line (without the newline), or false at the end.
+  bool next(StringRef &line) {
+    if (rest.empty())
+      return false;
+    std::tie(line, rest) = rest.split('\n');
+    line = line.rtrim("\r");
+    ++lineNo;
+    return true;
+  }
+
+  llvm::Error error(const llvm::Twine &message) const {
+    return createStringError(std::errc::invalid_argument, "%s:%d: %s",
+                             path.c_str(), lineNo, message.str().c_str());
+  }
+
+private:
+  LineReader(StringRef path, std::unique_ptr<llvm::MemoryBuffer> buffer)
+      : path(path.str()), buffer(std::move(buffer)),
+        rest(this->buffer->getBuffer()) {}
+  std::string path;
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  StringRef rest;
+  int lineNo = 0;
+};
+
+/// Splits a line on whitespace.
+llvm::SmallVector<StringRef> tokens(StringRef line) {
+  llvm::SmallVector<StringRef> out;
+  line.split(out, ' ', -1, /*KeepEmpty=*/false);
+  llvm::SmallVector<StringRef> result;
+  for (StringRef t : out) {
+    llvm::SmallVector<StringRef> parts;
+    t.split(parts, '\t', -1, false);
+    result.append(parts.begin(), parts.end());
+  }
+  return result;
+}
+
+bool isComment(StringRef line) {
+  StringRef t = line.ltrim();
+  return t.empty() || t.starts_with("#") || t.starts_with("%");
+}
+
+} // namespace
+
+Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
+  auto reader = LineReader::open(path);
+  if (!reader)
+    return reader.takeError();
+  EdgeList graph;
+  StringRef line;
+  while (reader->next(line)) {
+    if (isComment(line))
+      continue;
+    auto t = tokens(line);
+    int64_t src, dst;
+    if (t.size() != 2 || t[0].getAsInteger(10, src) ||
+        t[1].getAsInteger(10, dst))
+      return reader->error("expected two integer node ids 'src dst', got '" +
+                           line.trim() + "'");
+    if (src < 0 || dst < 0)
+      return reader->error("node ids must be >= 0, got '" + line.trim() + "'");
+    graph.edges.push_back({src, dst});
+    graph.numNodes = std::max({graph.numNodes, src + 1, dst + 1});
+  }
+  return graph;
+}
+
+Expected<EdgeList> mlir::attn::graph::readMatrixMarket(StringRef path) {
+  auto reader = LineReader::open(path);
+  if (!reader)
+    return reader.takeError();
+  StringRef line;
+  if (!reader->next(line) || !line.starts_with("%%MatrixMarket"))
+    return reader->error("expected a '%%MatrixMarket matrix coordinate ...' "
+                         "header");
+  std::string lowered = line.lower();
+  auto header = tokens(lowered);
+  if (header.size() != 5 || header[1] != "matrix" || header[2] != "coordinate")
+    return reader->error("expected '%%MatrixMarket matrix coordinate <field> "
+                         "<symmetry>', got '" +
+                         line + "'");
+  StringRef field = header[3], symmetry = header[4];
+  if (field != "pattern" && field != "real" && field != "integer")
+    return reader->error("unsupported field '" + field +
+                         "' (expected pattern, real or integer)");
+  if (symmetry != "general" && symmetry != "symmetric")
+    return reader->error("unsupported symmetry '" + symmetry +
+                         "' (expected general or symmetric)");
+  bool symmetric = symmetry == "symmetric";
+  size_t valueTokens = field == "pattern" ? 0 : 1;
+
+  // Size line: rows cols entries (after optional comment lines).
+  bool more;
+  while ((more = reader->next(line)) && isComment(line)) {
+  }
+  if (!more)
+    return reader->error("expected the size line 'rows cols entries' after "
+                         "the header, got the end of the file");
+  auto size = tokens(line);
+  int64_t rows, cols, entries;
+  if (size.size() != 3 || size[0].getAsInteger(10, rows) ||
+      size[1].getAsInteger(10, cols) || size[2].getAsInteger(10, entries) ||
+      rows < 0 || cols < 0 || entries < 0)
+    return reader->error("expected the size line 'rows cols entries', got '" +
+                         line.trim() + "'");
+  if (rows != cols)
+    return reader->error("an adjacency matrix must be square, got " +
+                         llvm::Twine(rows) + " x " + llvm::Twine(cols));
+
+  EdgeList graph;
+  graph.numNodes = rows;
+  int64_t seen = 0;
+  while (reader->next(line)) {
+    if (isComment(line))
+      continue;
+    auto t = tokens(line);
+    int64_t r, c;
+    if (t.size() != 2 + valueTokens || t[0].getAsInteger(10, r) ||
+        t[1].getAsInteger(10, c))
+      return reader->error("expected an entry 'row col" +
+                           llvm::Twine(valueTokens ? " value" : "") +
+                           "', got '" + line.trim() + "'");
+    if (r < 1 || r > rows || c < 1 || c > cols)
+      return reader->error("entry (" + llvm::Twine(r) + ", " + llvm::Twine(c) +
+                           ") is outside 1.." + llvm::Twine(rows));
+    if (++seen > entries)
+      return reader->error("more entries than the " + llvm::Twine(entries) +
+                           " the size line announced");
+    graph.edges.push_back({r - 1, c - 1});
+    if (symmetric && r != c)
+      graph.edges.push_back({c - 1, r - 1});
+  }
+  if (seen != entries)
+    return reader->error("truncated: " + llvm::Twine(seen) + " of " +
+                         llvm::Twine(entries) + " entries");
+  return graph;
+}
+
+Expected<EdgeList> mlir::attn::graph::readGraph(StringRef path) {
+  return path.ends_with(".mtx") ? readMatrixMarket(path) : readEdgeList(path);
+}
+
+Csr mlir::attn::graph::buildInEdgeCsr(const EdgeList &graph,
+                                      const CsrOptions &options) {
+  // (dst, src) pairs: the CSR's rows are destinations.
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  pairs.reserve(graph.edges.size() * (options.symmetrize ? 2 : 1) +
+                (options.selfLoops ? graph.numNodes : 0));
+  for (const Edge &e : graph.edges) {
+    if (options.selfLoops && e.src == e.dst)
+      continue;
+    pairs.push_back({e.dst, e.src});
+    if (options.symmetrize)
+      pairs.push_back({e.src, e.dst});
+  }
+  if (options.symmetrize) {
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  }
+  if (options.selfLoops)
+    for (int64_t i = 0; i < graph.numNodes; ++i)
+      pairs.push_back({i, i});
+
+  using CsrGraph =
+      boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
+                                         boost::no_property, boost::no_property,
+                                         int64_t, int64_t>;
+  CsrGraph g(boost::edges_are_unsorted_multi_pass, pairs.begin(), pairs.end(),
+             static_cast<size_t>(graph.numNodes));
+  Csr csr;
+  csr.numNodes = graph.numNodes;
+  csr.rowPtr.assign(g.m_forward.m_rowstart.begin(),
+                    g.m_forward.m_rowstart.end());
+  csr.colIdx.assign(g.m_forward.m_column.begin(), g.m_forward.m_column.end());
+  for (int64_t i = 0; i < csr.numNodes; ++i)
+    std::sort(csr.colIdx.begin() + csr.rowPtr[i],
+              csr.colIdx.begin() + csr.rowPtr[i + 1]);
+  return csr;
+}
+
+std::vector<int64_t> mlir::attn::graph::reverseCuthillMcKee(const Csr &csr) {
+  using Undirected = boost::adjacency_list<
+      boost::vecS, boost::vecS, boost::undirectedS,
+      boost::property<boost::vertex_color_t, boost::default_color_type,
+                      boost::property<boost::vertex_degree_t, int64_t>>>;
+  Undirected g(static_cast<size_t>(csr.numNodes));
+  for (int64_t i = 0; i < csr.numNodes; ++i)
+    for (int64_t e = csr.rowPtr[i]; e < csr.rowPtr[i + 1]; ++e)
+      if (csr.colIdx[e] < i) // each undirected pair once; no self loops
+        boost::add_edge(csr.colIdx[e], i, g);
+      else if (csr.colIdx[e] > i)
+        boost::add_edge(i, csr.colIdx[e], g);
+  std::vector<Undirected::vertex_descriptor> order(csr.numNodes);
+  boost::cuthill_mckee_ordering(g, order.rbegin(),
+                                boost::get(boost::vertex_color, g),
+                                boost::make_degree_map(g));
+  return std::vector<int64_t>(order.begin(), order.end());
+}
+
+Csr mlir::attn::graph::permute(const Csr &csr,
+                               const std::vector<int64_t> &order) {
+  std::vector<int64_t> newId(csr.numNodes);
+  for (int64_t k = 0; k < csr.numNodes; ++k)
+    newId[order[k]] = k;
+  EdgeList edges;
+  edges.numNodes = csr.numNodes;
+  for (int64_t i = 0; i < csr.numNodes; ++i)
+    for (int64_t e = csr.rowPtr[i]; e < csr.rowPtr[i + 1]; ++e)
+      edges.edges.push_back({newId[csr.colIdx[e]], newId[i]});
+  return buildInEdgeCsr(edges);
+}
+
+double mlir::attn::graph::blockDensity(const Csr &csr, int64_t block) {
+  int64_t tiles = (csr.numNodes + block - 1) / block;
+  if (tiles == 0)
+    return 0.0;
+  std::vector<char> used(tiles * tiles, 0);
+  for (int64_t i = 0; i < csr.numNodes; ++i)
+    for (int64_t e = csr.rowPtr[i]; e < csr.rowPtr[i + 1]; ++e)
+      used[(i / block) * tiles + csr.colIdx[e] / block] = 1;
+  return double(std::count(used.begin(), used.end(), 1)) /
+         double(tiles * tiles);
+}
+
+EdgeList mlir::attn::graph::erdosRenyi(int64_t numNodes, int64_t avgDegree,
+                                       uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<int64_t> node(0, numNodes - 1);
+  EdgeList graph;
+  graph.numNodes = numNodes;
+  for (int64_t dst = 0; dst < numNodes; ++dst)
+    for (int64_t k = 0; k < avgDegree; ++k)
+      graph.edges.push_back({node(gen), dst});
+  return graph;
+}
+
+EdgeList mlir::attn::graph::powerLaw(int64_t numNodes, int64_t avgDegree,
+                                     double gamma, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<double> weights(numNodes);
+  for (int64_t i = 0; i < numNodes; ++i)
+    weights[i] = std::pow(double(i + 1), -1.0 / (gamma - 1.0));
+  std::discrete_distribution<int64_t> source(weights.begin(), weights.end());
+  std::poisson_distribution<int64_t> degree(static_cast<double>(avgDegree));
+  EdgeList graph;
+  graph.numNodes = numNodes;
+  for (int64_t dst = 0; dst < numNodes; ++dst)
+    for (int64_t k = 0, d = degree(gen); k < d; ++k)
+      graph.edges.push_back({source(gen), dst});
+  return graph;
+}
