@@ -94,6 +94,10 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   tile.blockQ = options.blockQ;
   tile.blockK = options.blockK;
   pm.addPass(createAttnTile(tile));
+  AttnLowerGatOptions gat;
+  gat.edgeBlock = options.gatEdgeBlock;
+  pm.addPass(createAttnLowerGat(gat));
+  // Nothing is left for it on static shapes; it reports any op that is.
   pm.addPass(createAttnLowerToLinalg());
   addBufferizeAndLowerToLLVM(pm, options.outParams, options.threads,
                              options.vectorize);
@@ -109,8 +113,8 @@ void mlir::attn::registerAttnPipelines() {
   PassPipelineRegistration<CpuPipelineOptions>(
       "attn-cpu-pipeline",
       "Lower attn IR to the LLVM dialect through fused, tiled attention "
-      "(attn-tile: online softmax, mask-aware key-tile ranges), one-shot "
-      "bufferization (results become out-parameters), the query-tile loop "
-      "parallel over OpenMP threads, LLVM",
+      "(attn-tile: online softmax, mask-aware key-tile ranges) and fused GAT "
+      "(attn-lower-gat), vectorization, one-shot bufferization (results "
+      "become out-parameters), parallel loops over OpenMP threads, LLVM",
       buildCpuPipeline);
 }

@@ -31,6 +31,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   Option<int64_t> blockK{*this, "block-k",
                          llvm::cl::desc("Key rows per tile (attn-tile)"),
                          llvm::cl::init(64)};
+  Option<int64_t> gatEdgeBlock{
+      *this, "gat-edge-block",
+      llvm::cl::desc("In-edges per online-softmax step (attn-lower-gat)"),
+      llvm::cl::init(16)};
   Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Threads of the parallel tile loop: 1 runs it "
@@ -50,8 +54,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 };
 
 /// attn -> tiled attention with online softmax (attn-tile; mha decomposed
-/// first, gat through the reference lowering) -> bufferized loops, the tile
-/// loop parallel over OpenMP threads -> LLVM dialect. The JIT's default.
+/// first) and fused single-pass GAT (attn-lower-gat) -> bufferized vector
+/// code, the tile/node loops parallel over OpenMP threads -> LLVM dialect.
+/// The JIT's default.
 void buildCpuPipeline(OpPassManager &pm,
                       const CpuPipelineOptions &options = {});
 

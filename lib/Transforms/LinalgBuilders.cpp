@@ -275,10 +275,9 @@ static Value buildMap(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
       .getResult(0);
 }
 
-OnlineSoftmaxState
-mlir::attn::buildOnlineSoftmaxStep(OpBuilder &b, Location loc, Value scores,
-                                   Value values,
-                                   const OnlineSoftmaxState &state) {
+OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
+    OpBuilder &b, Location loc, Value scores, Value values,
+    const OnlineSoftmaxState &state, AffineMap valuesMap) {
   // Every update writes into the state tensor it replaces (outs = the state),
   // so a loop carrying the state bufferizes in place.
   MLIRContext *ctx = b.getContext();
@@ -359,9 +358,10 @@ mlir::attn::buildOnlineSoftmaxStep(OpBuilder &b, Location loc, Value scores,
           })
           .getResult(0);
   // acc' = a acc + P V; dims (i, d, j).
-  Value newAcc = buildContractionInto(
-      b, loc, probs, dimsMap(ctx, 3, {0, 2}), values, dimsMap(ctx, 3, {2, 1}),
-      rescale(state.acc, row2), dimsMap(ctx, 3, {0, 1}));
+  Value newAcc =
+      buildContractionInto(b, loc, probs, dimsMap(ctx, 3, {0, 2}), values,
+                           valuesMap ? valuesMap : dimsMap(ctx, 3, {2, 1}),
+                           rescale(state.acc, row2), dimsMap(ctx, 3, {0, 1}));
   return {newMax, newSum, newAcc};
 }
 

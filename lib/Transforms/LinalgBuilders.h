@@ -82,9 +82,14 @@ OnlineSoftmaxState buildOnlineSoftmaxInit(OpBuilder &b, Location loc,
 ///   l' = a l + rowsum(P),    acc' = a acc + P V,
 /// with a = 0 and P = 0 while m' = -inf (rows with no allowed key yet), so
 /// exp(-inf - -inf) is never evaluated into the result.
+/// `valuesMap` reads the values over the iteration space (row i, value
+/// column d, score column j) of `acc += P V`; by default values are a plain
+/// `cols x Ev` matrix, (i, d, j) -> (j, d). GAT passes per-head values
+/// (`cols x rows x Ev`, (i, d, j) -> (j, i, d)).
 OnlineSoftmaxState buildOnlineSoftmaxStep(OpBuilder &b, Location loc,
                                           Value scores, Value values,
-                                          const OnlineSoftmaxState &state);
+                                          const OnlineSoftmaxState &state,
+                                          AffineMap valuesMap = {});
 
 /// The attention output of a finished online softmax.
 struct AttentionRows {

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnOps.h"
+#include "lib/Transforms/GatBuilders.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
 
@@ -63,19 +64,7 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
     int64_t heads = getShape(op.getAttSrc())[0],
             ch = getShape(op.getAttSrc())[1];
 
-    // z = x W^T viewed as N x H x C; dims (n, o, f).
-    Value z = buildContraction(
-        rewriter, loc, op.getX(), dimsMap(ctx, 3, {0, 2}), op.getWeight(),
-        dimsMap(ctx, 3, {1, 2}), {n, heads * ch}, dimsMap(ctx, 3, {0, 1}));
-    Value z3 = buildExpand(rewriter, loc, z, {n, heads, ch}, {{0}, {1, 2}});
-
-    // a_src[n,h] = att_src[h] . z[n,h], a_dst likewise; dims (n, h, c).
-    auto attend = [&](Value att) {
-      return buildContraction(rewriter, loc, z3, dimsMap(ctx, 3, {0, 1, 2}),
-                              att, dimsMap(ctx, 3, {1, 2}), {n, heads},
-                              dimsMap(ctx, 3, {0, 1}));
-    };
-    Value aSrc = attend(op.getAttSrc()), aDst = attend(op.getAttDst());
+    auto [z3, aSrc, aDst] = buildGatProjections(rewriter, loc, op);
 
     bool selfLoops = op.getAddSelfLoops();
     Value counts =
@@ -97,8 +86,6 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
 
     // e[h,i,j] over dims (h, i, j).
     Value zero = buildFloatConstant(rewriter, loc, f, 0.0);
-    Value slope = buildFloatConstant(rewriter, loc, f,
-                                     op.getNegativeSlope().convertToDouble());
     Value negInf = buildFloatConstant(rewriter, loc, f,
                                       -std::numeric_limits<double>::infinity());
     Value scores = buildElementwise2d(
@@ -106,11 +93,8 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
         {dimsMap(ctx, 3, {1, 0}), dimsMap(ctx, 3, {2, 0}),
          dimsMap(ctx, 3, {1, 2})},
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value e = arith::AddFOp::create(b, l, args[0], args[1]);
-          Value pos =
-              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, e, zero);
-          Value leaky = arith::SelectOp::create(
-              b, l, pos, e, arith::MulFOp::create(b, l, slope, e));
+          Value leaky = buildLeakyRelu(
+              b, l, op, arith::AddFOp::create(b, l, args[0], args[1]));
           Value edge = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
                                              args[2], zero);
           return arith::SelectOp::create(b, l, edge, leaky, negInf);
@@ -122,30 +106,71 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
     Value out = buildContraction(
         rewriter, loc, sm.probs, dimsMap(ctx, 4, {1, 0, 3}), z3,
         dimsMap(ctx, 4, {3, 1, 2}), {n, heads, ch}, dimsMap(ctx, 4, {0, 1, 2}));
-    Value result;
-    if (op.getCombine() == HeadCombine::concat) {
-      result = buildCollapse(rewriter, loc, out, {{0}, {1, 2}});
-    } else {
-      // mean over heads: sum_h out[i,h,c] * (1/H); dims (i, c, h).
-      Value inv = buildElementwise2d(
-          rewriter, loc, {heads}, f, ValueRange{}, {},
-          [&](OpBuilder &b, Location l, ValueRange) -> Value {
-            return buildFloatConstant(b, l, f,
-                                      1.0 / static_cast<double>(heads));
-          });
-      result = buildContraction(rewriter, loc, out, dimsMap(ctx, 3, {0, 2, 1}),
-                                inv, dimsMap(ctx, 3, {2}), {n, ch},
-                                dimsMap(ctx, 3, {0, 1}));
-    }
-    if (Value bias = op.getBias())
-      result =
-          buildBroadcastAdd(rewriter, loc, result, bias, dimsMap(ctx, 2, {1}));
+    Value result = buildGatCombine(rewriter, loc, op, out);
     rewriter.replaceOp(op, result);
     return success();
   }
 };
 
 } // namespace
+
+GatProjections mlir::attn::buildGatProjections(OpBuilder &rewriter,
+                                               Location loc, GatOp op) {
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t n = getShape(op.getX())[0];
+  int64_t heads = getShape(op.getAttSrc())[0], ch = getShape(op.getAttSrc())[1];
+  // z = x W^T viewed as N x H x C; dims (n, o, f).
+  Value z = buildContraction(rewriter, loc, op.getX(), dimsMap(ctx, 3, {0, 2}),
+                             op.getWeight(), dimsMap(ctx, 3, {1, 2}),
+                             {n, heads * ch}, dimsMap(ctx, 3, {0, 1}));
+  Value z3 = buildExpand(rewriter, loc, z, {n, heads, ch}, {{0}, {1, 2}});
+
+  // a_src[n,h] = att_src[h] . z[n,h], a_dst likewise; dims (n, h, c).
+  auto attend = [&](Value att) {
+    return buildContraction(rewriter, loc, z3, dimsMap(ctx, 3, {0, 1, 2}), att,
+                            dimsMap(ctx, 3, {1, 2}), {n, heads},
+                            dimsMap(ctx, 3, {0, 1}));
+  };
+  Value aSrc = attend(op.getAttSrc()), aDst = attend(op.getAttDst());
+  return {z3, aSrc, aDst};
+}
+
+Value mlir::attn::buildLeakyRelu(OpBuilder &b, Location loc, GatOp op,
+                                 Value x) {
+  Type f = x.getType();
+  Value zero = buildFloatConstant(b, loc, f, 0.0);
+  Value slope =
+      buildFloatConstant(b, loc, f, op.getNegativeSlope().convertToDouble());
+  Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+  return arith::SelectOp::create(b, loc, pos, x,
+                                 arith::MulFOp::create(b, loc, slope, x));
+}
+
+Value mlir::attn::buildGatCombine(OpBuilder &rewriter, Location loc, GatOp op,
+                                  Value out) {
+  MLIRContext *ctx = rewriter.getContext();
+  Type f = cast<RankedTensorType>(op.getX().getType()).getElementType();
+  int64_t n = getShape(op.getX())[0];
+  int64_t heads = getShape(op.getAttSrc())[0], ch = getShape(op.getAttSrc())[1];
+  Value result;
+  if (op.getCombine() == HeadCombine::concat) {
+    result = buildCollapse(rewriter, loc, out, {{0}, {1, 2}});
+  } else {
+    // mean over heads: sum_h out[i,h,c] * (1/H); dims (i, c, h).
+    Value inv = buildElementwise2d(
+        rewriter, loc, {heads}, f, ValueRange{}, {},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          return buildFloatConstant(b, l, f, 1.0 / static_cast<double>(heads));
+        });
+    result = buildContraction(rewriter, loc, out, dimsMap(ctx, 3, {0, 2, 1}),
+                              inv, dimsMap(ctx, 3, {2}), {n, ch},
+                              dimsMap(ctx, 3, {0, 1}));
+  }
+  if (Value bias = op.getBias())
+    result =
+        buildBroadcastAdd(rewriter, loc, result, bias, dimsMap(ctx, 2, {1}));
+  return result;
+}
 
 void mlir::attn::populateLowerGatToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerGatToLinalg>(patterns.getContext());

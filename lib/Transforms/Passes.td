@@ -195,6 +195,43 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
   ];
 }
 
+def AttnLowerGat : Pass<"attn-lower-gat"> {
+  let summary = "Fused, single-pass lowering of attn.gat with online softmax";
+  let description = [{
+    Lowers `attn.gat` without materialising any per-edge or N x N tensor:
+    after the projections (`z = x W^T`, `a_src`, `a_dst`: O(N H C)), one
+    parallel loop over destination nodes walks each node's in-edges in
+    blocks of `edge-block` edges and keeps, per head, the running max,
+    running sum and the unnormalised output (FlashAttention's online softmax,
+    the same helper the tiled sdpa uses):
+
+    ```
+    scf.forall (i) in (N) {
+      m, l, acc = -inf, 0, 0                     // H, H, H x C
+      scf.for block in in-edges of i {           // edge-block at a time
+        s[h, k] = LeakyReLU(a_dst[i, h] + a_src[j_k, h])   (-inf past the end)
+        m, l, acc = online_softmax_step(s, z[j_k, h, :])
+      }
+      (self loop: one more step with j = i, when add_self_loops)
+      out[i] = acc / l                            // 0 for isolated nodes
+    }
+    ```
+
+    then heads are concatenated or averaged and the bias added. Memory is
+    O(N H C); duplicate edges count as separate edges; with `add_self_loops`
+    existing self loops are skipped and one is added (PyG semantics).
+  }];
+  let options = [
+    Option<"edgeBlock", "edge-block", "int64_t", /*default=*/"16",
+           "In-edges processed per online-softmax step">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnSimplifyMasks : Pass<"attn-simplify-masks"> {
   let summary = "Rewrite masks that mask nothing to dense";
   let description = [{

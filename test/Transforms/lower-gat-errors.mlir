@@ -1,0 +1,9 @@
+// RUN: not attn-opt %s --attn-lower-gat="edge-block=0" 2>&1 | FileCheck %s
+
+// CHECK: attn-lower-gat: edge-block must be >= 1, got 0
+
+func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<7xi32>, %ci: tensor<10xi32>) -> tensor<6x8xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci)
+      : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi32>, tensor<10xi32>) -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+}
