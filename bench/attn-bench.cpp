@@ -14,6 +14,7 @@
 
 #include "bench/Peak.h"
 #include "bench/UnfusedAttention.h"
+#include "lib/Graph/Graph.h"
 #include "lib/Runtime/Evaluate.h"
 #include "lib/Runtime/Jit.h"
 
@@ -34,6 +35,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -52,8 +54,34 @@ struct Config {
   }
 };
 
-/// The attn.sdpa function of one benchmark family.
-std::string moduleFor(const Config &c) {
+/// Graph-structured families: "graph<d>-shuffled" / "graph<d>-rcm" (graph
+/// mask of a shuffled banded graph with d % density, without / with reverse
+/// Cuthill-McKee reordering) and "biasmask<d>" (the same graph as a dense
+/// -inf additive bias: what a user without graph masks would write).
+struct GraphFamily {
+  int64_t density = 0; // percent; 0 = not a graph-structured family
+  bool rcm = false, asBias = false;
+};
+
+GraphFamily parseGraphFamily(const std::string &family) {
+  GraphFamily g;
+  llvm::StringRef f(family);
+  if (f.consume_front("biasmask")) {
+    g.asBias = true;
+  } else if (f.consume_front("graph") && !f.empty()) {
+    g.rcm = f.consume_back("-rcm");
+    f.consume_back("-shuffled");
+  } else {
+    return {};
+  }
+  if (f.getAsInteger(10, g.density))
+    return {};
+  return g;
+}
+
+/// The attn.sdpa function of one benchmark family; `nnz` sizes col_idx of
+/// the graph families.
+std::string moduleFor(const Config &c, int64_t nnz) {
   std::string qkv =
       llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", c.heads, c.len, c.dim);
   std::string args = llvm::formatv("%q: {0}, %k: {0}, %v: {0}", qkv);
@@ -74,8 +102,12 @@ std::string moduleFor(const Config &c) {
     args += ", %len: tensor<1xi32>";
     types += ", tensor<1xi32>";
     operands = " kv_lengths(%len)";
-  } else if (c.family == "graph") {
-    int64_t nnz = c.len * c.len / 20; // ~5 % density
+  } else if (parseGraphFamily(c.family).asBias) {
+    std::string t = llvm::formatv("tensor<1x1x{0}x{0}xf32>", c.len);
+    args += ", %bias: " + t;
+    types += ", " + t;
+    operands = " bias(%bias)";
+  } else if (c.family == "graph" || parseGraphFamily(c.family).density) {
     std::string rp = llvm::formatv("tensor<{0}xi32>", c.len + 1);
     std::string ci = llvm::formatv("tensor<{0}xi32>", nnz);
     args += ", %rp: " + rp + ", %ci: " + ci;
@@ -97,6 +129,7 @@ struct Prepared {
   std::vector<HostTensor> inputs, outputs;
   UnfusedMask mask;
   double usefulPairs = 0; ///< allowed (i, j) pairs per head
+  double blockDensity = 1; ///< non-empty 64 x 64 tiles of the mask
   std::vector<float> scratch, out;
   std::vector<uint8_t> graphMask; ///< Halide peer: dense [L][L] graph mask
 };
@@ -123,11 +156,45 @@ MLIRContext &context() {
 /// derives the peer's mask and counts allowed pairs.
 std::unique_ptr<Prepared> prepareInputs(const Config &c) {
   auto p = std::make_unique<Prepared>();
-  p->module = parseSourceString<ModuleOp>(moduleFor(c), &context());
+  int64_t l = c.len;
+  GraphFamily gf = parseGraphFamily(c.family);
+  graph::Csr csr;
+  if (gf.density) {
+    int64_t degree = std::max<int64_t>(1, l * gf.density / 100);
+    csr = graph::buildInEdgeCsr(
+        graph::shuffledBanded(l, degree, 4 * degree, /*seed=*/1));
+    if (gf.rcm)
+      csr = graph::permute(csr, graph::reverseCuthillMcKee(csr));
+    p->blockDensity = graph::blockDensity(csr, 64);
+  }
+  p->module = parseSourceString<ModuleOp>(
+      moduleFor(c, gf.density ? csr.numEdges() : l * l / 20), &context());
   auto func = p->module->lookupSymbol<func::FuncOp>("attn");
   p->inputs = generateInputs(func, /*seed=*/1, /*magnitude=*/1.0);
-  int64_t l = c.len;
   UnfusedMask &m = p->mask;
+  if (gf.density) {
+    // The generated graph replaces the random CSR (or becomes the bias).
+    p->usefulPairs = 0;
+    std::vector<char> seen(l);
+    for (int64_t i = 0; i < l; ++i) {
+      std::fill(seen.begin(), seen.end(), 0);
+      for (int64_t e = csr.rowPtr[i]; e < csr.rowPtr[i + 1]; ++e)
+        p->usefulPairs += !seen[csr.colIdx[e]]++;
+    }
+    if (gf.asBias) {
+      float *bias = p->inputs[3].as<float>();
+      std::fill(bias, bias + l * l, -std::numeric_limits<float>::infinity());
+      for (int64_t i = 0; i < l; ++i)
+        for (int64_t e = csr.rowPtr[i]; e < csr.rowPtr[i + 1]; ++e)
+          bias[i * l + csr.colIdx[e]] = 0.f;
+    } else {
+      for (int64_t i = 0; i <= l; ++i)
+        p->inputs[3].setInt(i, csr.rowPtr[i]);
+      for (int64_t e = 0; e < csr.numEdges(); ++e)
+        p->inputs[4].setInt(e, csr.colIdx[e]);
+    }
+    return p;
+  }
   if (c.family == "causal") {
     m.kind = UnfusedMask::causal;
     p->usefulPairs = double(l) * double(l + 1) / 2;
@@ -164,7 +231,9 @@ std::unique_ptr<Prepared> prepareInputs(const Config &c) {
   return p;
 }
 
-void setCounters(benchmark::State &state, const Config &c, double pairs) {
+void setCounters(benchmark::State &state, const Config &c, double pairs,
+                 double blockDensity = 1) {
+  state.counters["block_density"] = blockDensity;
   double perPair = 4.0 * double(c.dim) * double(c.heads);
   state.counters["flops_dense"] =
       benchmark::Counter(perPair * double(c.len) * double(c.len),
@@ -202,7 +271,7 @@ void runMlir(benchmark::State &state, const Config &c,
   }
   for (auto _ : state)
     cantFail(p->jit->invoke("attn", in, out));
-  setCounters(state, c, p->usefulPairs);
+  setCounters(state, c, p->usefulPairs, p->blockDensity);
 }
 
 /// The OpenBLAS-unfused peer on the same inputs.
@@ -325,6 +394,26 @@ void registerAll(bool full) {
         }
 }
 
+/// Graph-masked vs dense-masked attention at L = 4096 (and 1024 for quick
+/// runs), with and without reordering; attn-mlir only.
+void registerGraphMasks() {
+  for (int64_t density : {1, 5, 20})
+    for (int64_t len : {1024, 4096})
+      for (int threads : {1, 2})
+        for (std::string kind : {"graph%d-shuffled", "graph%d-rcm", "biasmask%d"}) {
+          std::string family = llvm::formatv(
+              kind.replace(kind.find("%d"), 2, "{0}").c_str(), density);
+          Config c{family, len, 64, 8, threads};
+          std::string pipeline =
+              llvm::formatv("attn-cpu-pipeline{{threads={0}}", threads);
+          benchmark::RegisterBenchmark(
+              ("attn-mlir/" + c.name()).c_str(),
+              [c, pipeline](benchmark::State &s) { runMlir(s, c, pipeline); })
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime();
+        }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -353,6 +442,7 @@ int main(int argc, char **argv) {
                               std::to_string(measureFmaPeakGflops(2)));
 
   registerAll(full);
+  registerGraphMasks();
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data()))
     return 1;

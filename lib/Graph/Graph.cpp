@@ -285,3 +285,22 @@ EdgeList mlir::attn::graph::powerLaw(int64_t numNodes, int64_t avgDegree,
       graph.edges.push_back({source(gen), dst});
   return graph;
 }
+
+EdgeList mlir::attn::graph::shuffledBanded(int64_t numNodes, int64_t avgDegree,
+                                           int64_t window, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<int64_t> label(numNodes);
+  for (int64_t i = 0; i < numNodes; ++i)
+    label[i] = i;
+  std::shuffle(label.begin(), label.end(), gen);
+  EdgeList graph;
+  graph.numNodes = numNodes;
+  for (int64_t dst = 0; dst < numNodes; ++dst) {
+    std::uniform_int_distribution<int64_t> near(
+        std::max<int64_t>(0, dst - window),
+        std::min<int64_t>(numNodes - 1, dst + window));
+    for (int64_t k = 0; k < avgDegree; ++k)
+      graph.edges.push_back({label[near(gen)], label[dst]});
+  }
+  return graph;
+}

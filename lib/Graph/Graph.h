@@ -82,6 +82,13 @@ EdgeList erdosRenyi(int64_t numNodes, int64_t avgDegree, uint64_t seed);
 EdgeList powerLaw(int64_t numNodes, int64_t avgDegree, double gamma,
                   uint64_t seed);
 
+/// Graph with locality hidden by a random relabelling: node i (before
+/// relabelling) gets `avgDegree` in-edges from uniform sources in
+/// [i - window, i + window]; then ids are shuffled. Reordering (RCM) recovers
+/// the band; meshes, road networks and molecules look like this.
+EdgeList shuffledBanded(int64_t numNodes, int64_t avgDegree, int64_t window,
+                        uint64_t seed);
+
 } // namespace mlir::attn::graph
 
 #endif // ATTN_LIB_GRAPH_GRAPH_H
