@@ -97,7 +97,6 @@ private:
   }
 
   Value body(OpBuilder &b, Location loc, ValueRange args) {
-    Type f = args[0].getType();
     Value kh = linalg::IndexOp::create(b, loc, kKh);
     Value g = linalg::IndexOp::create(b, loc, kG);
     // Query head h = kh * G + g.
@@ -119,12 +118,7 @@ private:
     SmallVector<Value> extra;
     if (maskArg)
       extra.push_back(args[*maskArg]);
-    Value allowed = emitter.allowed(b, loc, pos, extra);
-    if (!allowed)
-      return s;
-    Value negInf =
-        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
-    return arith::SelectOp::create(b, loc, allowed, s, negInf);
+    return emitter.mask(b, loc, pos, s, extra);
   }
 
   SdpaOp op;

@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -97,4 +99,14 @@ Value SdpaScoreEmitter::allowed(OpBuilder &b, Location loc,
   for (Value c : ArrayRef<Value>(conds).drop_front())
     all = arith::AndIOp::create(b, loc, all, c);
   return all;
+}
+
+Value SdpaScoreEmitter::mask(OpBuilder &b, Location loc, const ScorePosition &p,
+                             Value s, ArrayRef<Value> extra) const {
+  Value ok = allowed(b, loc, p, extra);
+  if (!ok)
+    return s;
+  Value negInf = buildFloatConstant(b, loc, s.getType(),
+                                    -std::numeric_limits<double>::infinity());
+  return arith::SelectOp::create(b, loc, ok, s, negInf);
 }

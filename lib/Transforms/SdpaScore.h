@@ -41,6 +41,10 @@ public:
   Value allowed(OpBuilder &b, Location loc, const ScorePosition &p,
                 ArrayRef<Value> extra = {}) const;
 
+  /// `s` where allowed(p, extra) holds, -inf elsewhere.
+  Value mask(OpBuilder &b, Location loc, const ScorePosition &p, Value s,
+             ArrayRef<Value> extra = {}) const;
+
 private:
   // Op accessors are not const; the emitter does not modify the op.
   mutable SdpaOp op;

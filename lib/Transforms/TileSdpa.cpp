@@ -386,12 +386,7 @@ private:
           isNonZero(b, loc,
                     tensor::ExtractOp::create(b, loc, graphMask,
                                               ValueRange{iSafe, jSafe})));
-    Value allowed = emitter.allowed(b, loc, pos, extra);
-    if (!allowed)
-      return s;
-    Value negInf =
-        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
-    return arith::SelectOp::create(b, loc, allowed, s, negInf);
+    return emitter.mask(b, loc, pos, s, extra);
   }
 
   SdpaOp op;
