@@ -20,7 +20,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#include <limits>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILE
