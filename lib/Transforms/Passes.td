@@ -232,6 +232,25 @@ def AttnLowerGat : Pass<"attn-lower-gat"> {
   ];
 }
 
+def AttnLowerGatUnfused : Pass<"attn-lower-gat-unfused"> {
+  let summary = "Unfused GAT lowering: SDDMM, edge softmax, SpMM (the baseline)";
+  let description = [{
+    Lowers `attn.gat` the way DGL and PyG run it, materialising per-edge
+    tensors: the edge list (`E' = nnz` plus one self loop per node with
+    `add_self_loops`) with its destinations, the `E' x H` LeakyReLU scores
+    (SDDMM), per-node max and sum over each node's edges (edge softmax), the
+    `E' x H` attention coefficients, and the aggregation
+    `out[i] = sum_e alpha[e] z[src e]` per node (SpMM). O(E H) memory, against
+    O(N H C) for `attn-lower-gat`; it is the benchmark baseline and a second,
+    O(E) oracle next to the dense reference lowering.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnSimplifyMasks : Pass<"attn-simplify-masks"> {
   let summary = "Rewrite masks that mask nothing to dense";
   let description = [{

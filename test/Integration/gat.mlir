@@ -2,11 +2,12 @@
 // RUN: attn-run %s --all --check | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{gat-edge-block=3 threads=2}" | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{gat-edge-block=1 vectorize=false}" | FileCheck %s
+// RUN: attn-run %s --all --check --pipeline "attn-lower-gat-unfused,attn-cpu-pipeline{threads=2}" | FileCheck %s
 
-// attn.gat through the reference lowering (dense edge counts) and the fused
+// attn.gat through the reference lowering (dense edge counts), the fused
 // single-pass lowering of the CPU pipeline (edge blocks of 16, 3 and 1; OpenMP;
-// scalar and vectorized) against the C++ reference (per-node loops over the
-// in-edge list).
+// scalar and vectorized) and the unfused SDDMM / edge softmax / SpMM lowering,
+// against the C++ reference (per-node loops over the in-edge list).
 
 // PyG defaults: concat, self loops (existing ones replaced), slope 0.2.
 // Node 0 has no in-edges: its self loop is its only neighbour.

@@ -1,0 +1,366 @@
+//===- LowerGatUnfused.cpp - attn.gat as SDDMM, edge softmax, SpMM -------===//
+//
+// The DGL/PyG structure with its per-edge tensors materialised: the
+// baseline of the fused lowering and an O(E) oracle.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnOps.h"
+#include "lib/Transforms/GatBuilders.h"
+#include "lib/Transforms/LinalgBuilders.h"
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <functional>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERGATUNFUSED
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+class GatUnfuser {
+public:
+  explicit GatUnfuser(GatOp op) : op(op) {
+    n = getShape(op.getX())[0];
+    heads = getShape(op.getAttSrc())[0];
+    ch = getShape(op.getAttSrc())[1];
+    nnz = getShape(op.getColIdx())[0];
+    edges = nnz + (op.getAddSelfLoops() ? n : 0);
+    f = cast<RankedTensorType>(op.getX().getType()).getElementType();
+  }
+
+  Value build(OpBuilder &b) {
+    Location loc = op.getLoc();
+    proj = buildGatProjections(b, loc, op);
+    destinations = buildDestinations(b, loc);
+    Value scores = buildScores(b, loc); // SDDMM: E' x H
+    auto [rowMax, rowSum] = buildEdgeSoftmax(b, loc, scores);
+    Value alpha = buildCoefficients(b, loc, scores, rowMax, rowSum);
+    return buildGatCombine(b, loc, op, buildAggregation(b, loc, alpha));
+  }
+
+private:
+  Value index(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value toIndex(OpBuilder &b, Location loc, Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+  Value negInf(OpBuilder &b, Location loc) {
+    return buildFloatConstant(b, loc, f,
+                              -std::numeric_limits<double>::infinity());
+  }
+
+  /// dst[e] for the CSR's edges: the row that holds e.
+  Value buildDestinations(OpBuilder &b, Location loc) {
+    Value init = tensor::EmptyOp::create(b, loc, {nnz}, b.getIndexType());
+    auto rows = scf::ForOp::create(
+        b, loc, index(b, loc, 0), index(b, loc, n), index(b, loc, 1),
+        ValueRange{init},
+        [&](OpBuilder &rb, Location rloc, Value i, ValueRange rowArgs) {
+          auto [begin, end] = row(rb, rloc, i);
+          auto fill = scf::ForOp::create(
+              rb, rloc, begin, end, index(rb, rloc, 1), rowArgs,
+              [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
+                scf::YieldOp::create(
+                    eb, eloc,
+                    tensor::InsertOp::create(eb, eloc, i, args[0], e)
+                        .getResult());
+              });
+          scf::YieldOp::create(rb, rloc, fill.getResults());
+        });
+    return rows.getResult(0);
+  }
+
+  std::pair<Value, Value> row(OpBuilder &b, Location loc, Value i) {
+    Value next = arith::AddIOp::create(b, loc, i, index(b, loc, 1));
+    return {toIndex(b, loc,
+                    tensor::ExtractOp::create(b, loc, op.getRowPtr(),
+                                              ValueRange{i})),
+            toIndex(b, loc,
+                    tensor::ExtractOp::create(b, loc, op.getRowPtr(),
+                                              ValueRange{next}))};
+  }
+
+  /// (src, dst, valid) of edge e: CSR edges first, then one self loop per
+  /// node (e = nnz + i) with add_self_loops, which also drops the CSR's own
+  /// self loops. Invalid edges read node 0.
+  std::tuple<Value, Value, Value> endpoints(OpBuilder &b, Location loc,
+                                            Value e) {
+    Value cNnz = index(b, loc, nnz);
+    Value isCsr =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, e, cNnz);
+    Value eCsr = arith::SelectOp::create(b, loc, isCsr, e, index(b, loc, 0));
+    Value loop = arith::SubIOp::create(b, loc, e, cNnz);
+    Value src = nnz ? arith::SelectOp::create(
+                          b, loc, isCsr,
+                          toIndex(b, loc,
+                                  tensor::ExtractOp::create(
+                                      b, loc, op.getColIdx(), eCsr)),
+                          loop)
+                          .getResult()
+                    : loop;
+    Value dst =
+        nnz ? arith::SelectOp::create(
+                  b, loc, isCsr,
+                  tensor::ExtractOp::create(b, loc, destinations, eCsr), loop)
+                  .getResult()
+            : loop;
+    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+      return arith::CmpIOp::create(b, loc, p, x, y).getResult();
+    };
+    Value valid = arith::AndIOp::create(
+        b, loc, cmp(arith::CmpIPredicate::sge, src, index(b, loc, 0)),
+        cmp(arith::CmpIPredicate::slt, src, index(b, loc, n)));
+    if (op.getAddSelfLoops()) {
+      Value notSelf = cmp(arith::CmpIPredicate::ne, src, dst);
+      valid = arith::AndIOp::create(
+          b, loc, valid,
+          arith::OrIOp::create(
+              b, loc, notSelf,
+              arith::XOrIOp::create(
+                  b, loc, isCsr,
+                  arith::ConstantOp::create(b, loc, b.getBoolAttr(true)))));
+    }
+    Value zero = index(b, loc, 0);
+    return {arith::SelectOp::create(b, loc, valid, src, zero),
+            arith::SelectOp::create(b, loc, valid, dst, zero), valid};
+  }
+
+  /// Elementwise generic over `shape` with the given inputs and maps.
+  template <typename Fn>
+  Value generic(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                ValueRange inputs, ArrayRef<AffineMap> maps, Value init,
+                Fn fn) {
+    SmallVector<AffineMap> all(maps);
+    all.push_back(
+        AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext()));
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), inputs, ValueRange{init}, all,
+               SmallVector<utils::IteratorType>(shape.size(),
+                                                utils::IteratorType::parallel),
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 linalg::YieldOp::create(nb, nloc, fn(nb, nloc, args));
+               })
+        .getResult(0);
+  }
+
+  /// SDDMM: s[e, h] = LeakyReLU(a_dst[dst e, h] + a_src[src e, h]), or -inf.
+  Value buildScores(OpBuilder &b, Location loc) {
+    Value init = tensor::EmptyOp::create(b, loc, {edges, heads}, f);
+    return generic(b, loc, {edges, heads}, {}, {}, init,
+                   [&](OpBuilder &nb, Location nloc, ValueRange) -> Value {
+                     Value e = linalg::IndexOp::create(nb, nloc, 0);
+                     Value h = linalg::IndexOp::create(nb, nloc, 1);
+                     auto [src, dst, valid] = endpoints(nb, nloc, e);
+                     Value s = arith::AddFOp::create(
+                         nb, nloc,
+                         tensor::ExtractOp::create(nb, nloc, proj.aDst,
+                                                   ValueRange{dst, h}),
+                         tensor::ExtractOp::create(nb, nloc, proj.aSrc,
+                                                   ValueRange{src, h}));
+                     return arith::SelectOp::create(
+                         nb, nloc, valid, buildLeakyRelu(nb, nloc, op, s),
+                         negInf(nb, nloc));
+                   });
+  }
+
+  /// Runs `body(e, state)` over node i's edges: its CSR row, then its self
+  /// loop with add_self_loops.
+  SmallVector<Value> forEachEdge(
+      OpBuilder &b, Location loc, Value i, ValueRange init,
+      const std::function<SmallVector<Value>(OpBuilder &, Location, Value,
+                                             ValueRange)> &body) {
+    auto [begin, end] = row(b, loc, i);
+    auto loop = scf::ForOp::create(
+        b, loc, begin, end, index(b, loc, 1), init,
+        [&](OpBuilder &lb, Location lloc, Value e, ValueRange args) {
+          scf::YieldOp::create(lb, lloc, body(lb, lloc, e, args));
+        });
+    SmallVector<Value> state(loop.getResults());
+    if (op.getAddSelfLoops())
+      state = body(b, loc, arith::AddIOp::create(b, loc, index(b, loc, nnz), i),
+                   state);
+    return state;
+  }
+
+  /// Row e of an E' x H tensor as an H vector.
+  Value edgeRow(OpBuilder &b, Location loc, Value t, Value e) {
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({heads}, f), t,
+        ArrayRef<OpFoldResult>{e, b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  }
+
+  /// Edge softmax statistics per node: max and sum of exp(s - max) over its
+  /// edges (N x H each).
+  std::pair<Value, Value> buildEdgeSoftmax(OpBuilder &b, Location loc,
+                                           Value scores) {
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+    Value mInit = tensor::EmptyOp::create(b, loc, {n, heads}, f);
+    Value lInit = tensor::EmptyOp::create(b, loc, {n, heads}, f);
+    auto forall =
+        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
+                              ValueRange{mInit, lInit}, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value i = forall.getInductionVars()[0];
+    Value zero = buildFloatConstant(b, loc, f, 0.0);
+    auto filled = [&](Value v) {
+      return linalg::FillOp::create(
+                 b, loc, v,
+                 ValueRange{tensor::EmptyOp::create(b, loc, {heads}, f)})
+          .getResult(0);
+    };
+    Value m = forEachEdge(
+        b, loc, i, ValueRange{filled(negInf(b, loc))},
+        [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
+          return SmallVector<Value>{generic(
+              eb, eloc, {heads}, ValueRange{edgeRow(eb, eloc, scores, e)}, {id},
+              args[0], [](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                return arith::MaximumFOp::create(nb, nloc, a[0], a[1]);
+              })};
+        })[0];
+    Value l = forEachEdge(
+        b, loc, i, ValueRange{filled(zero)},
+        [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
+          return SmallVector<Value>{generic(
+              eb, eloc, {heads}, ValueRange{edgeRow(eb, eloc, scores, e), m},
+              {id, id}, args[0],
+              [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                Value p = math::ExpOp::create(
+                    nb, nloc, arith::SubFOp::create(nb, nloc, a[0], a[1]));
+                Value masked =
+                    arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                          a[0], negInf(nb, nloc));
+                return arith::AddFOp::create(
+                    nb, nloc, a[2],
+                    arith::SelectOp::create(nb, nloc, masked, zero, p));
+              })};
+        })[0];
+    ValueRange outs = forall.getRegionIterArgs();
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    Value stats[2] = {m, l};
+    for (int k = 0; k < 2; ++k)
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, stats[k], outs[k],
+          ArrayRef<OpFoldResult>{i, b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    return {forall.getResult(0), forall.getResult(1)};
+  }
+
+  /// alpha[e, h] = exp(s - m[dst e]) / l[dst e], 0 for masked edges.
+  Value buildCoefficients(OpBuilder &b, Location loc, Value scores,
+                          Value rowMax, Value rowSum) {
+    MLIRContext *ctx = b.getContext();
+    Value init = tensor::EmptyOp::create(b, loc, {edges, heads}, f);
+    return generic(
+        b, loc, {edges, heads}, ValueRange{scores},
+        {AffineMap::getMultiDimIdentityMap(2, ctx)}, init,
+        [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+          Value e = linalg::IndexOp::create(nb, nloc, 0);
+          Value h = linalg::IndexOp::create(nb, nloc, 1);
+          Value dst = std::get<1>(endpoints(nb, nloc, e));
+          Value m =
+              tensor::ExtractOp::create(nb, nloc, rowMax, ValueRange{dst, h});
+          Value l =
+              tensor::ExtractOp::create(nb, nloc, rowSum, ValueRange{dst, h});
+          Value p = math::ExpOp::create(
+              nb, nloc, arith::SubFOp::create(nb, nloc, a[0], m));
+          Value masked = arith::CmpFOp::create(
+              nb, nloc, arith::CmpFPredicate::OEQ, a[0], negInf(nb, nloc));
+          return arith::SelectOp::create(nb, nloc, masked,
+                                         buildFloatConstant(nb, nloc, f, 0.0),
+                                         arith::DivFOp::create(nb, nloc, p, l));
+        });
+  }
+
+  /// SpMM: out[i, h, c] = sum over i's edges of alpha[e, h] z[src e, h, c].
+  Value buildAggregation(OpBuilder &b, Location loc, Value alpha) {
+    MLIRContext *ctx = b.getContext();
+    Value init = tensor::EmptyOp::create(b, loc, {n, heads, ch}, f);
+    auto forall =
+        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
+                              ValueRange{init}, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value i = forall.getInductionVars()[0];
+    Value acc0 =
+        linalg::FillOp::create(
+            b, loc, buildFloatConstant(b, loc, f, 0.0),
+            ValueRange{tensor::EmptyOp::create(b, loc, {heads, ch}, f)})
+            .getResult(0);
+    Value acc = forEachEdge(
+        b, loc, i, ValueRange{acc0},
+        [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
+          Value src = std::get<0>(endpoints(eb, eloc, e));
+          return SmallVector<Value>{generic(
+              eb, eloc, {heads, ch}, ValueRange{edgeRow(eb, eloc, alpha, e)},
+              {dimsMap(ctx, 2, {0})}, args[0],
+              [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                Value z = tensor::ExtractOp::create(
+                    nb, nloc, proj.z3,
+                    ValueRange{src, linalg::IndexOp::create(nb, nloc, 0),
+                               linalg::IndexOp::create(nb, nloc, 1)});
+                return arith::AddFOp::create(
+                    nb, nloc, a[1], arith::MulFOp::create(nb, nloc, a[0], z));
+              })};
+        })[0];
+    Value out = forall.getRegionIterArgs()[0];
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, acc, out,
+        ArrayRef<OpFoldResult>{i, b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads),
+                               b.getIndexAttr(ch)},
+        SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+    return forall.getResult(0);
+  }
+
+  GatOp op;
+  int64_t n, heads, ch, nnz, edges;
+  Type f;
+  GatProjections proj;
+  Value destinations;
+};
+
+struct LowerGatUnfused : OpRewritePattern<GatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GatOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticTensorOperands(op))
+      return rewriter.notifyMatchFailure(op,
+                                         "dynamic shapes are not supported");
+    rewriter.replaceOp(op, GatUnfuser(op).build(rewriter));
+    return success();
+  }
+};
+
+struct AttnLowerGatUnfused
+    : attn::impl::AttnLowerGatUnfusedBase<AttnLowerGatUnfused> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<LowerGatUnfused>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
