@@ -128,7 +128,7 @@ struct Prepared {
   std::unique_ptr<JitModule> jit;
   std::vector<HostTensor> inputs, outputs;
   UnfusedMask mask;
-  double usefulPairs = 0; ///< allowed (i, j) pairs per head
+  double usefulPairs = 0;  ///< allowed (i, j) pairs per head
   double blockDensity = 1; ///< non-empty 64 x 64 tiles of the mask
   std::vector<float> scratch, out;
   std::vector<uint8_t> graphMask; ///< Halide peer: dense [L][L] graph mask
@@ -400,7 +400,8 @@ void registerGraphMasks() {
   for (int64_t density : {1, 5, 20})
     for (int64_t len : {1024, 4096})
       for (int threads : {1, 2})
-        for (std::string kind : {"graph%d-shuffled", "graph%d-rcm", "biasmask%d"}) {
+        for (std::string kind :
+             {"graph%d-shuffled", "graph%d-rcm", "biasmask%d"}) {
           std::string family = llvm::formatv(
               kind.replace(kind.find("%d"), 2, "{0}").c_str(), density);
           Config c{family, len, 64, 8, threads};
@@ -412,6 +413,78 @@ void registerGraphMasks() {
               ->Unit(benchmark::kMillisecond)
               ->UseRealTime();
         }
+}
+
+/// Fused vs unfused GAT (PyG GATConv sizes: F = 64 input features, H = 8
+/// heads of C = 8 channels, concat, self loops) on an Erdos-Renyi graph of
+/// `nodes` nodes and average in-degree 16. Counter: edges per second
+/// (CSR edges + self loops).
+void runGat(benchmark::State &state, int64_t nodes,
+            const std::string &pipeline) {
+  std::unique_ptr<Prepared> &p =
+      cache()[pipeline + "|gat" + std::to_string(nodes)];
+  int64_t f = 64, heads = 8, ch = 8;
+  if (!p) {
+    p = std::make_unique<Prepared>();
+    graph::Csr csr =
+        graph::buildInEdgeCsr(graph::erdosRenyi(nodes, 16, /*seed=*/1));
+    std::string module = llvm::formatv(
+        "func.func @attn(%x: tensor<{0}x{1}xf32>, %w: tensor<{2}x{1}xf32>, "
+        "%as: tensor<{3}x{4}xf32>, %ad: tensor<{3}x{4}xf32>, "
+        "%rp: tensor<{5}xi32>, %ci: tensor<{6}xi32>) -> tensor<{0}x{2}xf32> "
+        "{{\n"
+        "  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : "
+        "(tensor<{0}x{1}xf32>, "
+        "tensor<{2}x{1}xf32>, tensor<{3}x{4}xf32>, tensor<{3}x{4}xf32>, "
+        "tensor<{5}xi32>, tensor<{6}xi32>) -> tensor<{0}x{2}xf32>\n"
+        "  return %y : tensor<{0}x{2}xf32>\n}\n",
+        nodes, f, heads * ch, heads, ch, nodes + 1, csr.numEdges());
+    p->module = parseSourceString<ModuleOp>(module, &context());
+    auto func = p->module->lookupSymbol<func::FuncOp>("attn");
+    p->inputs = generateInputs(func, /*seed=*/1, /*magnitude=*/1.0);
+    for (int64_t i = 0; i <= nodes; ++i)
+      p->inputs[4].setInt(i, csr.rowPtr[i]);
+    for (int64_t e = 0; e < csr.numEdges(); ++e)
+      p->inputs[5].setInt(e, csr.colIdx[e]);
+    p->usefulPairs = double(csr.numEdges() + nodes);
+    OwningOpRef<ModuleOp> lowered = p->module->clone();
+    JitOptions options;
+    options.pipeline = pipeline;
+    auto jit = JitModule::compile(*lowered, options);
+    if (!jit) {
+      state.SkipWithError(llvm::toString(jit.takeError()).c_str());
+      return;
+    }
+    p->jit = std::move(*jit);
+    p->outputs = std::move(*p->jit->allocateResults("attn"));
+  }
+  std::vector<HostTensor *> in, out;
+  for (HostTensor &t : p->inputs)
+    in.push_back(&t);
+  for (HostTensor &t : p->outputs)
+    out.push_back(&t);
+  cantFail(p->jit->invoke("attn", in, out)); // untimed warm-up
+  for (auto _ : state)
+    cantFail(p->jit->invoke("attn", in, out));
+  state.counters["edges_per_s"] = benchmark::Counter(
+      p->usefulPairs, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void registerGat() {
+  for (int threads : {1, 2})
+    for (bool fused : {true, false}) {
+      std::string pipeline =
+          llvm::formatv("{0}attn-cpu-pipeline{{threads={1}}",
+                        fused ? "" : "attn-lower-gat-unfused,", threads);
+      std::string name =
+          llvm::formatv("{0}/N100000/D16/H8/C8/T{1}",
+                        fused ? "gat-fused" : "gat-unfused", threads);
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [pipeline](benchmark::State &s) { runGat(s, 100000, pipeline); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
 }
 
 } // namespace
@@ -443,6 +516,7 @@ int main(int argc, char **argv) {
 
   registerAll(full);
   registerGraphMasks();
+  registerGat();
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data()))
     return 1;
