@@ -88,9 +88,13 @@ def main():
         family, l, e, t = item[0][1].split("/")
         return (family, int(e[1:]), int(l[1:]), int(t[1:]))
 
-    for (peer, config), b in sorted(env_rows.items(), key=order):
-        if peer != "attn-mlir":
-            continue
+    def peer_family(item):
+        (peer, config), _ = item
+        return peer == "attn-mlir" and len(config.split("/")) == 4 and \
+            re.match(r"(graph|biasmask)\d", config) is None
+
+    for (peer, config), b in sorted(filter(peer_family, env_rows.items()),
+                                    key=order):
         family, l, e, t = config.split("/")
         threads = int(t[1:])
         ms = b["real_time"]
@@ -107,6 +111,38 @@ def main():
               f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | {fmt(halide)} | "
               f"{halide['real_time'] / ms:.2f}x | {fmt(ref)} |" if halide else
               f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | - | - | {fmt(ref)} |")
+    print_graph_tables(env_rows)
+
+
+def print_graph_tables(rows):
+    """Graph-masked vs dense-masked attention, and fused vs unfused GAT."""
+    masks = {k[1]: b for k, b in rows.items()
+             if k[0] == "attn-mlir" and re.match(r"(graph|biasmask)\d", k[1])}
+    if masks:
+        print()
+        print("| density | L | threads | graph mask shuffled ms (tiles) | "
+              "graph mask RCM ms (tiles) | dense -inf bias ms | RCM vs bias |")
+        print("|---|---|---|---|---|---|---|")
+        keys = sorted({(int(re.search(r"\d+", c.split("/")[0]).group()),
+                        c.split("/", 1)[1]) for c in masks})
+        for density, rest in keys:
+            l, e, t = rest.split("/")
+            get = lambda fam: masks.get(f"{fam}/{rest}")
+            shuf, rcm = get(f"graph{density}-shuffled"), get(f"graph{density}-rcm")
+            bias = get(f"biasmask{density}")
+            if not (shuf and rcm and bias):
+                continue
+            cell = lambda b: f"{b['real_time']:.1f} ({100 * b['block_density']:.0f} %)"
+            print(f"| {density} % | {l[1:]} | {t[1:]} | {cell(shuf)} | {cell(rcm)} | "
+                  f"{bias['real_time']:.1f} | {bias['real_time'] / rcm['real_time']:.1f}x |")
+    gat = {k[0] + "/" + k[1]: b for k, b in rows.items() if k[0].startswith("gat-")}
+    if gat:
+        print()
+        print("| GAT (N 100k, degree 16, H 8, C 8) | threads | ms | edges/s |")
+        print("|---|---|---|---|")
+        for name, b in sorted(gat.items()):
+            print(f"| {name.split('/')[0]} | {name.split('/')[-1][1:]} | "
+                  f"{b['real_time']:.1f} | {b['edges_per_s'] / 1e6:.1f} M |")
 
 
 if __name__ == "__main__":
