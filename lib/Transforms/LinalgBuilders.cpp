@@ -87,23 +87,44 @@ Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
   return buildContractionInto(b, loc, lhs, lhsMap, rhs, rhsMap, init, outMap);
 }
 
+Value mlir::attn::buildElementwise(
+    OpBuilder &b, Location loc, Value init, ValueRange inputs,
+    ArrayRef<AffineMap> inputMaps,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  unsigned rank = getShape(init).size();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, ValueRange{init}, maps,
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
+             })
+      .getResult(0);
+}
+
+/// Elementwise generic into a new tensor of `shape` (the inputs' element
+/// type).
+static Value
+buildMap(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange inputs,
+         ArrayRef<AffineMap> inputMaps,
+         llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  Value init = buildEmpty(b, loc, shape, getElementType(inputs.front()));
+  return buildElementwise(b, loc, init, inputs, inputMaps, body);
+}
+
 Value mlir::attn::buildBroadcastAdd(OpBuilder &b, Location loc, Value value,
                                     Value bias, AffineMap biasMap) {
   ArrayRef<int64_t> shape = getShape(value);
-  MLIRContext *ctx = b.getContext();
-  AffineMap id = AffineMap::getMultiDimIdentityMap(shape.size(), ctx);
+  AffineMap id =
+      AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext());
   Value init = buildEmpty(b, loc, shape, getElementType(value));
-  auto generic = linalg::GenericOp::create(
-      b, loc, init.getType(), ValueRange{value, bias}, ValueRange{init},
-      ArrayRef<AffineMap>{id, biasMap, id},
-      SmallVector<utils::IteratorType>(shape.size(),
-                                       utils::IteratorType::parallel),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        linalg::YieldOp::create(
-            nb, nloc,
-            arith::AddFOp::create(nb, nloc, args[0], args[1]).getResult());
+  return buildElementwise(
+      b, loc, init, ValueRange{value, bias}, {id, biasMap},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return arith::AddFOp::create(nb, nloc, args[0], args[1]);
       });
-  return generic.getResult(0);
 }
 
 static SmallVector<ReassociationIndices>
@@ -161,10 +182,6 @@ MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap rowMap = id.dropResult(rank - 1);
   ArrayRef<int64_t> rowShape = shape.drop_back();
-  SmallVector<utils::IteratorType> rowIters(rank - 1,
-                                            utils::IteratorType::parallel);
-  SmallVector<utils::IteratorType> allParallel(rank,
-                                               utils::IteratorType::parallel);
 
   Value negInf =
       buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
@@ -181,65 +198,43 @@ MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
     expInputs.push_back(weights);
     expMaps.push_back(weightsMap);
   }
-  expMaps.push_back(id);
-  Value expInit = buildEmpty(b, loc, shape, f);
   bool weighted = static_cast<bool>(weights);
-  Value exps = linalg::GenericOp::create(
-                   b, loc, expInit.getType(), expInputs, ValueRange{expInit},
-                   expMaps, allParallel,
-                   [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                     Value diff =
-                         arith::SubFOp::create(nb, nloc, args[0], args[1]);
-                     Value e = math::ExpOp::create(nb, nloc, diff);
-                     if (weighted)
-                       e = arith::MulFOp::create(nb, nloc, e, args[2]);
-                     Value rowMasked = arith::CmpFOp::create(
-                         nb, nloc, arith::CmpFPredicate::OEQ, args[1], negInf);
-                     linalg::YieldOp::create(
-                         nb, nloc,
-                         arith::SelectOp::create(nb, nloc, rowMasked, zero, e)
-                             .getResult());
-                   })
-                   .getResult(0);
+  Value exps =
+      buildMap(b, loc, shape, expInputs, expMaps,
+               [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                 Value diff = arith::SubFOp::create(nb, nloc, args[0], args[1]);
+                 Value e = math::ExpOp::create(nb, nloc, diff);
+                 if (weighted)
+                   e = arith::MulFOp::create(nb, nloc, e, args[2]);
+                 Value rowMasked = arith::CmpFOp::create(
+                     nb, nloc, arith::CmpFPredicate::OEQ, args[1], negInf);
+                 return arith::SelectOp::create(nb, nloc, rowMasked, zero, e);
+               });
 
   // l = sum_j p_j.
   Value rowSum = buildLastDimReduction<arith::AddFOp>(b, loc, exps, zero);
 
   // probs = p / l, and 0 on empty rows (l = 0).
-  Value probInit = buildEmpty(b, loc, shape, f);
   Value probs =
-      linalg::GenericOp::create(
-          b, loc, probInit.getType(), ValueRange{exps, rowSum},
-          ValueRange{probInit}, ArrayRef<AffineMap>{id, rowMap, id},
-          allParallel,
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value empty = arith::CmpFOp::create(
-                nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
-            Value p = arith::DivFOp::create(nb, nloc, args[0], args[1]);
-            linalg::YieldOp::create(
-                nb, nloc,
-                arith::SelectOp::create(nb, nloc, empty, zero, p).getResult());
-          })
-          .getResult(0);
+      buildMap(b, loc, shape, ValueRange{exps, rowSum}, {id, rowMap},
+               [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                 Value empty = arith::CmpFOp::create(
+                     nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
+                 Value p = arith::DivFOp::create(nb, nloc, args[0], args[1]);
+                 return arith::SelectOp::create(nb, nloc, empty, zero, p);
+               });
 
   // lse = m + log(l), and -inf on empty rows.
-  Value lseInit = buildEmpty(b, loc, rowShape, f);
   AffineMap rowId = AffineMap::getMultiDimIdentityMap(rank - 1, ctx);
-  Value lse = linalg::GenericOp::create(
-                  b, loc, lseInit.getType(), ValueRange{rowMax, rowSum},
-                  ValueRange{lseInit}, ArrayRef<AffineMap>{rowId, rowId, rowId},
-                  rowIters,
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    Value empty = arith::CmpFOp::create(
-                        nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
-                    Value log = math::LogOp::create(nb, nloc, args[1]);
-                    Value v = arith::AddFOp::create(nb, nloc, args[0], log);
-                    linalg::YieldOp::create(
-                        nb, nloc,
-                        arith::SelectOp::create(nb, nloc, empty, negInf, v)
-                            .getResult());
-                  })
-                  .getResult(0);
+  Value lse =
+      buildMap(b, loc, rowShape, ValueRange{rowMax, rowSum}, {rowId, rowId},
+               [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                 Value empty = arith::CmpFOp::create(
+                     nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
+                 Value log = math::LogOp::create(nb, nloc, args[1]);
+                 Value v = arith::AddFOp::create(nb, nloc, args[0], log);
+                 return arith::SelectOp::create(nb, nloc, empty, negInf, v);
+               });
   return {probs, lse};
 }
 
@@ -253,26 +248,6 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
   return {buildFilled(b, loc, {rows}, f, negInf),
           buildFilled(b, loc, {rows}, f, zero),
           buildFilled(b, loc, {rows, ev}, f, zero)};
-}
-
-/// Elementwise generic over `shape` whose body maps the input elements to
-/// the result element.
-template <typename Fn>
-static Value buildMap(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                      ValueRange inputs, ArrayRef<AffineMap> inputMaps, Fn fn) {
-  Type f = getElementType(inputs.front());
-  Value init = buildEmpty(b, loc, shape, f);
-  SmallVector<AffineMap> maps(inputMaps);
-  maps.push_back(
-      AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext()));
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), inputs, ValueRange{init}, maps,
-             SmallVector<utils::IteratorType>(shape.size(),
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               linalg::YieldOp::create(nb, nloc, fn(nb, nloc, args));
-             })
-      .getResult(0);
 }
 
 OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
@@ -318,31 +293,18 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   Value newMax = maxUpdate.getResult(0), alpha = maxUpdate.getResult(1);
 
   // P = exp(S - m').
-  Value probs = linalg::GenericOp::create(
-                    b, loc, scores.getType(), ValueRange{scores, newMax},
-                    ValueRange{buildEmpty(b, loc, tile, f)},
-                    ArrayRef<AffineMap>{id2, row2, id2}, parallel(2),
-                    [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                      linalg::YieldOp::create(
-                          nb, nloc, guardedExp(nb, nloc, args[0], args[1]));
-                    })
-                    .getResult(0);
+  Value probs = buildMap(b, loc, tile, ValueRange{scores, newMax}, {id2, row2},
+                         [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                           return guardedExp(nb, nloc, args[0], args[1]);
+                         });
 
   // x *= a[row], in place.
   auto rescale = [&](Value x, AffineMap alphaMap) {
-    unsigned rank = getShape(x).size();
-    return linalg::GenericOp::create(
-               b, loc, x.getType(), ValueRange{alpha}, ValueRange{x},
-               ArrayRef<AffineMap>{
-                   alphaMap, AffineMap::getMultiDimIdentityMap(rank, ctx)},
-               parallel(rank),
-               [](OpBuilder &nb, Location nloc, ValueRange args) {
-                 linalg::YieldOp::create(
-                     nb, nloc,
-                     arith::MulFOp::create(nb, nloc, args[1], args[0])
-                         .getResult());
-               })
-        .getResult(0);
+    return buildElementwise(
+        b, loc, x, ValueRange{alpha}, {alphaMap},
+        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          return arith::MulFOp::create(nb, nloc, args[1], args[0]);
+        });
   };
   // l' = a l + rowsum(P).
   Value newSum =

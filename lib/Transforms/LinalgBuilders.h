@@ -39,6 +39,15 @@ Value buildContractionInto(OpBuilder &b, Location loc, Value lhs,
                            AffineMap lhsMap, Value rhs, AffineMap rhsMap,
                            Value init, AffineMap outMap);
 
+/// An all-parallel linalg.generic that writes `init` (identity map over its
+/// shape) from `inputs` read through `inputMaps`; `body` receives the block
+/// arguments (inputs, then the current `init` element) and returns the
+/// element to yield. The one elementwise builder every lowering uses.
+Value buildElementwise(
+    OpBuilder &b, Location loc, Value init, ValueRange inputs,
+    ArrayRef<AffineMap> inputMaps,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
 /// Returns `value + bias[biasMap]` elementwise over `value`'s shape.
 Value buildBroadcastAdd(OpBuilder &b, Location loc, Value value, Value bias,
                         AffineMap biasMap);

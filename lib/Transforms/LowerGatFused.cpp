@@ -67,21 +67,12 @@ private:
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
 
-  /// Elementwise generic over `shape` whose body maps the indices to a value.
-  template <typename Fn>
+  /// A new `shape` tensor whose elements `fn(indices)` computes.
   Value buildIndexed(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                     Fn fn) {
-    Value init = tensor::EmptyOp::create(b, loc, shape, f);
-    return linalg::GenericOp::create(
-               b, loc, init.getType(), ValueRange{}, ValueRange{init},
-               ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(
-                   shape.size(), b.getContext())},
-               SmallVector<utils::IteratorType>(shape.size(),
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &nb, Location nloc, ValueRange) {
-                 linalg::YieldOp::create(nb, nloc, fn(nb, nloc));
-               })
-        .getResult(0);
+                     llvm::function_ref<Value(OpBuilder &, Location)> fn) {
+    return buildElementwise(
+        b, loc, tensor::EmptyOp::create(b, loc, shape, f), ValueRange{}, {},
+        [&](OpBuilder &nb, Location nloc, ValueRange) { return fn(nb, nloc); });
   }
 
   /// The source of edge slot `k` of the block starting at `e0`, and whether

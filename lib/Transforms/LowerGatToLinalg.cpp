@@ -29,25 +29,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Applies `fn(args, i, j)` elementwise over an `rows x cols` space.
-template <typename Fn>
-static Value
-buildElementwise2d(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type f,
-                   ValueRange inputs, ArrayRef<AffineMap> maps, Fn fn) {
-  Value init = tensor::EmptyOp::create(b, loc, shape, f);
-  SmallVector<AffineMap> allMaps(maps);
-  allMaps.push_back(
-      AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext()));
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), inputs, ValueRange{init}, allMaps,
-             SmallVector<utils::IteratorType>(shape.size(),
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               linalg::YieldOp::create(nb, nloc, fn(nb, nloc, args));
-             })
-      .getResult(0);
-}
-
 struct LowerGatToLinalg : OpRewritePattern<GatOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -72,9 +53,9 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
                           f, /*skipDiagonal=*/selfLoops);
     if (selfLoops) {
       Value one = buildFloatConstant(rewriter, loc, f, 1.0);
-      counts = buildElementwise2d(
-          rewriter, loc, {n, n}, f, ValueRange{counts},
-          {AffineMap::getMultiDimIdentityMap(2, ctx)},
+      counts = buildElementwise(
+          rewriter, loc, tensor::EmptyOp::create(rewriter, loc, {n, n}, f),
+          ValueRange{counts}, {AffineMap::getMultiDimIdentityMap(2, ctx)},
           [&](OpBuilder &b, Location l, ValueRange args) -> Value {
             Value i = linalg::IndexOp::create(b, l, 0);
             Value j = linalg::IndexOp::create(b, l, 1);
@@ -88,8 +69,9 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
     Value zero = buildFloatConstant(rewriter, loc, f, 0.0);
     Value negInf = buildFloatConstant(rewriter, loc, f,
                                       -std::numeric_limits<double>::infinity());
-    Value scores = buildElementwise2d(
-        rewriter, loc, {heads, n, n}, f, ValueRange{aDst, aSrc, counts},
+    Value scores = buildElementwise(
+        rewriter, loc, tensor::EmptyOp::create(rewriter, loc, {heads, n, n}, f),
+        ValueRange{aDst, aSrc, counts},
         {dimsMap(ctx, 3, {1, 0}), dimsMap(ctx, 3, {2, 0}),
          dimsMap(ctx, 3, {1, 2})},
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -157,9 +139,9 @@ Value mlir::attn::buildGatCombine(OpBuilder &rewriter, Location loc, GatOp op,
     result = buildCollapse(rewriter, loc, out, {{0}, {1, 2}});
   } else {
     // mean over heads: sum_h out[i,h,c] * (1/H); dims (i, c, h).
-    Value inv = buildElementwise2d(
-        rewriter, loc, {heads}, f, ValueRange{}, {},
-        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+    Value inv = buildElementwise(
+        rewriter, loc, tensor::EmptyOp::create(rewriter, loc, {heads}, f),
+        ValueRange{}, {}, [&](OpBuilder &b, Location l, ValueRange) -> Value {
           return buildFloatConstant(b, l, f, 1.0 / static_cast<double>(heads));
         });
     result = buildContraction(rewriter, loc, out, dimsMap(ctx, 3, {0, 2, 1}),

@@ -140,42 +140,25 @@ private:
             arith::SelectOp::create(b, loc, valid, dst, zero), valid};
   }
 
-  /// Elementwise generic over `shape` with the given inputs and maps.
-  template <typename Fn>
-  Value generic(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                ValueRange inputs, ArrayRef<AffineMap> maps, Value init,
-                Fn fn) {
-    SmallVector<AffineMap> all(maps);
-    all.push_back(
-        AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext()));
-    return linalg::GenericOp::create(
-               b, loc, init.getType(), inputs, ValueRange{init}, all,
-               SmallVector<utils::IteratorType>(shape.size(),
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                 linalg::YieldOp::create(nb, nloc, fn(nb, nloc, args));
-               })
-        .getResult(0);
-  }
-
   /// SDDMM: s[e, h] = LeakyReLU(a_dst[dst e, h] + a_src[src e, h]), or -inf.
   Value buildScores(OpBuilder &b, Location loc) {
     Value init = tensor::EmptyOp::create(b, loc, {edges, heads}, f);
-    return generic(b, loc, {edges, heads}, {}, {}, init,
-                   [&](OpBuilder &nb, Location nloc, ValueRange) -> Value {
-                     Value e = linalg::IndexOp::create(nb, nloc, 0);
-                     Value h = linalg::IndexOp::create(nb, nloc, 1);
-                     auto [src, dst, valid] = endpoints(nb, nloc, e);
-                     Value s = arith::AddFOp::create(
-                         nb, nloc,
-                         tensor::ExtractOp::create(nb, nloc, proj.aDst,
-                                                   ValueRange{dst, h}),
-                         tensor::ExtractOp::create(nb, nloc, proj.aSrc,
-                                                   ValueRange{src, h}));
-                     return arith::SelectOp::create(
-                         nb, nloc, valid, buildLeakyRelu(nb, nloc, op, s),
-                         negInf(nb, nloc));
-                   });
+    return buildElementwise(
+        b, loc, init, {}, {},
+        [&](OpBuilder &nb, Location nloc, ValueRange) -> Value {
+          Value e = linalg::IndexOp::create(nb, nloc, 0);
+          Value h = linalg::IndexOp::create(nb, nloc, 1);
+          auto [src, dst, valid] = endpoints(nb, nloc, e);
+          Value s = arith::AddFOp::create(
+              nb, nloc,
+              tensor::ExtractOp::create(nb, nloc, proj.aDst,
+                                        ValueRange{dst, h}),
+              tensor::ExtractOp::create(nb, nloc, proj.aSrc,
+                                        ValueRange{src, h}));
+          return arith::SelectOp::create(nb, nloc, valid,
+                                         buildLeakyRelu(nb, nloc, op, s),
+                                         negInf(nb, nloc));
+        });
   }
 
   /// Runs `body(e, state)` over node i's edges: its CSR row, then its self
@@ -230,18 +213,18 @@ private:
     Value m = forEachEdge(
         b, loc, i, ValueRange{filled(negInf(b, loc))},
         [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
-          return SmallVector<Value>{generic(
-              eb, eloc, {heads}, ValueRange{edgeRow(eb, eloc, scores, e)}, {id},
-              args[0], [](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+          return SmallVector<Value>{buildElementwise(
+              eb, eloc, args[0], ValueRange{edgeRow(eb, eloc, scores, e)}, {id},
+              [](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
                 return arith::MaximumFOp::create(nb, nloc, a[0], a[1]);
               })};
         })[0];
     Value l = forEachEdge(
         b, loc, i, ValueRange{filled(zero)},
         [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
-          return SmallVector<Value>{generic(
-              eb, eloc, {heads}, ValueRange{edgeRow(eb, eloc, scores, e), m},
-              {id, id}, args[0],
+          return SmallVector<Value>{buildElementwise(
+              eb, eloc, args[0], ValueRange{edgeRow(eb, eloc, scores, e), m},
+              {id, id},
               [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
                 Value p = math::ExpOp::create(
                     nb, nloc, arith::SubFOp::create(nb, nloc, a[0], a[1]));
@@ -270,9 +253,9 @@ private:
                           Value rowMax, Value rowSum) {
     MLIRContext *ctx = b.getContext();
     Value init = tensor::EmptyOp::create(b, loc, {edges, heads}, f);
-    return generic(
-        b, loc, {edges, heads}, ValueRange{scores},
-        {AffineMap::getMultiDimIdentityMap(2, ctx)}, init,
+    return buildElementwise(
+        b, loc, init, ValueRange{scores},
+        {AffineMap::getMultiDimIdentityMap(2, ctx)},
         [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
           Value e = linalg::IndexOp::create(nb, nloc, 0);
           Value h = linalg::IndexOp::create(nb, nloc, 1);
@@ -310,9 +293,9 @@ private:
         b, loc, i, ValueRange{acc0},
         [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
           Value src = std::get<0>(endpoints(eb, eloc, e));
-          return SmallVector<Value>{generic(
-              eb, eloc, {heads, ch}, ValueRange{edgeRow(eb, eloc, alpha, e)},
-              {dimsMap(ctx, 2, {0})}, args[0],
+          return SmallVector<Value>{buildElementwise(
+              eb, eloc, args[0], ValueRange{edgeRow(eb, eloc, alpha, e)},
+              {dimsMap(ctx, 2, {0})},
               [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
                 Value z = tensor::ExtractOp::create(
                     nb, nloc, proj.z3,

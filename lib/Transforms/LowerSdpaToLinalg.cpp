@@ -19,7 +19,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
-
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -56,18 +55,13 @@ public:
       inputs.push_back(graphMask);
       maps.push_back(dimsMap(ctx, 5, {kI, kJ}));
     }
-    maps.push_back(id);
     Type f = op.getQuery().getType().getElementType();
     Value init = tensor::EmptyOp::create(
         b, loc, ArrayRef<int64_t>{sz.b, sz.hkv, sz.g, sz.lq, sz.lk}, f);
-    return linalg::GenericOp::create(
-               b, loc, init.getType(), inputs, ValueRange{init}, maps,
-               SmallVector<utils::IteratorType>(5,
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                 linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
-               })
-        .getResult(0);
+    return buildElementwise(b, loc, init, inputs, maps,
+                            [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                              return body(nb, nloc, args);
+                            });
   }
 
 private:

@@ -20,7 +20,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILE
 #include "lib/Transforms/Passes.h.inc"
@@ -334,19 +333,13 @@ private:
   /// element mask (-inf where forbidden, including padded keys).
   Value buildScores(OpBuilder &b, Location loc, Value qk, Value k0,
                     bool masked) {
-    MLIRContext *ctx = b.getContext();
-    AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
     Value init = tensor::EmptyOp::create(b, loc, {bq, bk}, f);
-    return linalg::GenericOp::create(
-               b, loc, init.getType(), ValueRange{qk}, ValueRange{init},
-               ArrayRef<AffineMap>{id, id},
-               SmallVector<utils::IteratorType>(2,
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                 linalg::YieldOp::create(
-                     nb, nloc, scoreBody(nb, nloc, args[0], k0, masked));
-               })
-        .getResult(0);
+    return buildElementwise(
+        b, loc, init, ValueRange{qk},
+        {AffineMap::getMultiDimIdentityMap(2, b.getContext())},
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          return scoreBody(nb, nloc, args[0], k0, masked);
+        });
   }
 
   Value scoreBody(OpBuilder &b, Location loc, Value qk, Value k0, bool masked) {
