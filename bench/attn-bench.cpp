@@ -242,36 +242,45 @@ void setCounters(benchmark::State &state, const Config &c, double pairs,
       perPair * pairs, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-/// attn-mlir through `pipeline`.
-void runMlir(benchmark::State &state, const Config &c,
-             const std::string &pipeline) {
-  std::unique_ptr<Prepared> &p = cache()[pipeline + "|" + c.name()];
-  if (!p) {
-    p = prepareInputs(c);
-    OwningOpRef<ModuleOp> lowered = p->module->clone();
+/// JIT-compiles `p->module` with `pipeline` (once) and times calls of @attn,
+/// after one untimed call (first touch of buffers, thread start-up). False
+/// when compilation or the first call failed (the benchmark is skipped).
+bool compileAndTime(benchmark::State &state, Prepared &p,
+                    const std::string &pipeline) {
+  if (!p.jit) {
+    OwningOpRef<ModuleOp> lowered = p.module->clone();
     JitOptions options;
     options.pipeline = pipeline;
     auto jit = JitModule::compile(*lowered, options);
     if (!jit) {
       state.SkipWithError(llvm::toString(jit.takeError()).c_str());
-      return;
+      return false;
     }
-    p->jit = std::move(*jit);
-    p->outputs = std::move(*p->jit->allocateResults("attn"));
+    p.jit = std::move(*jit);
+    p.outputs = std::move(*p.jit->allocateResults("attn"));
   }
   std::vector<HostTensor *> in, out;
-  for (HostTensor &t : p->inputs)
+  for (HostTensor &t : p.inputs)
     in.push_back(&t);
-  for (HostTensor &t : p->outputs)
+  for (HostTensor &t : p.outputs)
     out.push_back(&t);
-  // One untimed call first (first touch of buffers, thread start-up).
-  if (llvm::Error err = p->jit->invoke("attn", in, out)) {
+  if (llvm::Error err = p.jit->invoke("attn", in, out)) {
     state.SkipWithError(llvm::toString(std::move(err)).c_str());
-    return;
+    return false;
   }
   for (auto _ : state)
-    cantFail(p->jit->invoke("attn", in, out));
-  setCounters(state, c, p->usefulPairs, p->blockDensity);
+    cantFail(p.jit->invoke("attn", in, out));
+  return true;
+}
+
+/// attn-mlir through `pipeline`.
+void runMlir(benchmark::State &state, const Config &c,
+             const std::string &pipeline) {
+  std::unique_ptr<Prepared> &p = cache()[pipeline + "|" + c.name()];
+  if (!p)
+    p = prepareInputs(c);
+  if (compileAndTime(state, *p, pipeline))
+    setCounters(state, c, p->usefulPairs, p->blockDensity);
 }
 
 /// The OpenBLAS-unfused peer on the same inputs.
@@ -447,25 +456,9 @@ void runGat(benchmark::State &state, int64_t nodes,
     for (int64_t e = 0; e < csr.numEdges(); ++e)
       p->inputs[5].setInt(e, csr.colIdx[e]);
     p->usefulPairs = double(csr.numEdges() + nodes);
-    OwningOpRef<ModuleOp> lowered = p->module->clone();
-    JitOptions options;
-    options.pipeline = pipeline;
-    auto jit = JitModule::compile(*lowered, options);
-    if (!jit) {
-      state.SkipWithError(llvm::toString(jit.takeError()).c_str());
-      return;
-    }
-    p->jit = std::move(*jit);
-    p->outputs = std::move(*p->jit->allocateResults("attn"));
   }
-  std::vector<HostTensor *> in, out;
-  for (HostTensor &t : p->inputs)
-    in.push_back(&t);
-  for (HostTensor &t : p->outputs)
-    out.push_back(&t);
-  cantFail(p->jit->invoke("attn", in, out)); // untimed warm-up
-  for (auto _ : state)
-    cantFail(p->jit->invoke("attn", in, out));
+  if (!compileAndTime(state, *p, pipeline))
+    return;
   state.counters["edges_per_s"] = benchmark::Counter(
       p->usefulPairs, benchmark::Counter::kIsIterationInvariantRate);
 }
