@@ -24,6 +24,24 @@ bool mlir::attn::hasStaticTensorOperands(Operation *op) {
   });
 }
 
+LogicalResult
+mlir::attn::requireStaticShapes(Operation *root,
+                                llvm::function_ref<bool(Operation *)> filter,
+                                StringRef message) {
+  WalkResult result = root->walk([&](Operation *op) {
+    if (!filter(op) || hasStaticTensorOperands(op))
+      return WalkResult::advance();
+    InFlightDiagnostic diag = op->emitOpError(message);
+    for (Type t : op->getOperandTypes())
+      if (!cast<RankedTensorType>(t).hasStaticShape()) {
+        diag << ", got " << t;
+        break;
+      }
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 static Type getElementType(Value tensor) {
   return cast<RankedTensorType>(tensor.getType()).getElementType();
 }

@@ -22,6 +22,14 @@ ArrayRef<int64_t> getShape(Value tensor);
 /// the reference lowerings need).
 bool hasStaticTensorOperands(Operation *op);
 
+/// For each op under `root` accepted by `filter` whose operands are not all
+/// statically shaped, emits "<message>, got <first dynamic type>"; failure if
+/// any. The lowerings' shared up-front check (their patterns need static
+/// shapes and would otherwise leave the op silently).
+LogicalResult requireStaticShapes(Operation *root,
+                                  llvm::function_ref<bool(Operation *)> filter,
+                                  StringRef message);
+
 /// Builds the affine map (d0..d{numDims-1}) -> (d{results[0]}, ...).
 AffineMap dimsMap(MLIRContext *ctx, unsigned numDims,
                   ArrayRef<unsigned> results);

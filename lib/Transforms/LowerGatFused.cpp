@@ -220,13 +220,9 @@ struct AttnLowerGat : attn::impl::AttnLowerGatBase<AttnLowerGat> {
           << static_cast<int64_t>(edgeBlock);
       return signalPassFailure();
     }
-    WalkResult shapes = getOperation()->walk([](GatOp op) {
-      if (hasStaticTensorOperands(op))
-        return WalkResult::advance();
-      op.emitOpError("cannot be lowered: attn-lower-gat needs static shapes");
-      return WalkResult::interrupt();
-    });
-    if (shapes.wasInterrupted())
+    if (failed(requireStaticShapes(
+            getOperation(), [](Operation *op) { return isa<GatOp>(op); },
+            "cannot be lowered: attn-lower-gat needs static shapes")))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerGatFused>(&getContext(), edgeBlock);

@@ -339,6 +339,10 @@ struct LowerGatUnfused : OpRewritePattern<GatOp> {
 struct AttnLowerGatUnfused
     : attn::impl::AttnLowerGatUnfusedBase<AttnLowerGatUnfused> {
   void runOnOperation() override {
+    if (failed(requireStaticShapes(
+            getOperation(), [](Operation *op) { return isa<GatOp>(op); },
+            "cannot be lowered: attn-lower-gat-unfused needs static shapes")))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerGatUnfused>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

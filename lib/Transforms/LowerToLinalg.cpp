@@ -20,22 +20,10 @@ namespace {
 struct AttnLowerToLinalg
     : attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalg> {
   void runOnOperation() override {
-    // The patterns need static shapes; say so per op rather than leaving it.
-    WalkResult shapes = getOperation()->walk([](Operation *op) {
-      if (!isa<SdpaOp, MhaOp, GatOp>(op))
-        return WalkResult::advance();
-      if (hasStaticTensorOperands(op))
-        return WalkResult::advance();
-      for (Type t : op->getOperandTypes())
-        if (!cast<RankedTensorType>(t).hasStaticShape()) {
-          op->emitOpError("cannot be lowered: the reference lowering needs "
-                          "static shapes, got ")
-              << t;
-          break;
-        }
-      return WalkResult::interrupt();
-    });
-    if (shapes.wasInterrupted())
+    if (failed(requireStaticShapes(
+            getOperation(),
+            [](Operation *op) { return isa<SdpaOp, MhaOp, GatOp>(op); },
+            "cannot be lowered: the reference lowering needs static shapes")))
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());

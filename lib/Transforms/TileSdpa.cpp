@@ -419,13 +419,9 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
           << static_cast<int64_t>(blockK);
       return signalPassFailure();
     }
-    WalkResult shapes = getOperation()->walk([](SdpaOp op) {
-      if (hasStaticTensorOperands(op))
-        return WalkResult::advance();
-      op.emitOpError("cannot be tiled: attn-tile needs static shapes");
-      return WalkResult::interrupt();
-    });
-    if (shapes.wasInterrupted())
+    if (failed(requireStaticShapes(
+            getOperation(), [](Operation *op) { return isa<SdpaOp>(op); },
+            "cannot be tiled: attn-tile needs static shapes")))
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());

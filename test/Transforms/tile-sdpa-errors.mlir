@@ -4,7 +4,7 @@
 // BLOCK: attn-tile: block-q and block-k must be >= 1, got 0 and 64
 
 func.func @dynamic(%q: tensor<1x2x?x8xf32>, %k: tensor<1x1x?x8xf32>, %v: tensor<1x1x?x8xf32>) -> tensor<1x2x?x8xf32> {
-  // expected-error @+1 {{cannot be tiled: attn-tile needs static shapes}}
+  // expected-error @+1 {{cannot be tiled: attn-tile needs static shapes, got 'tensor<1x2x?x8xf32>'}}
   %o = attn.sdpa %q, %k, %v : (tensor<1x2x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>) -> tensor<1x2x?x8xf32>
   return %o : tensor<1x2x?x8xf32>
 }
