@@ -8,7 +8,9 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libomp-22-dev
   clang-22 lld-22 cmake ninja-build ccache
   # Tests: GoogleTest, and PyTorch/NumPy as the numerical oracle (/usr/bin/python3).
-  libgtest-dev python3-numpy python3-torch
+  libgtest-dev python3-numpy python3-torch python3-torchvision
+  # Models: the Fashion-MNIST dataset (IDX files) and zlib for its .gz files.
+  dataset-fashion-mnist zlib1g-dev
   # Benchmarks: Google Benchmark, the OpenBLAS-unfused and Halide peers.
   libbenchmark-dev libopenblas-dev libhalide14-0-dev
   # Graphs: Boost.Graph (loading, CSR, reverse Cuthill-McKee).

@@ -11,7 +11,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test", ".py"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit",
+                   "attn_torch.py"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
@@ -35,5 +36,6 @@ llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 tools = [
     ToolSubst("attn-opt", unresolved="fatal"),
     ToolSubst("attn-run", unresolved="ignore"),
+    ToolSubst("attn-compile", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])

@@ -76,6 +76,10 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
         vector::VectorContractLowering::OuterProduct;
     pm.addPass(createConvertVectorToLLVMPass(toLLVM));
   }
+  // Math functions LLVM has no intrinsic for (erf of GELU) become libm
+  // calls; the vectorized path has already approximated them in registers.
+  if (!vectorize)
+    pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }

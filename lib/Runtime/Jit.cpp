@@ -128,6 +128,8 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
   if (failed(parsePassPipeline(options.pipeline, pm, pipelineErrorStream)))
     return createStringError("invalid pass pipeline '%s': %s",
                              options.pipeline.c_str(), pipelineErrors.c_str());
+  if (options.configurePassManager)
+    options.configurePassManager(pm);
   if (llvm::Error err =
           captureDiagnostics(ctx, "lowering with '" + options.pipeline + "'",
                              [&] { return pm.run(module); }))

@@ -18,10 +18,12 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
 #include <memory>
 
 namespace mlir {
 class ExecutionEngine;
+class PassManager;
 class DialectRegistry;
 } // namespace mlir
 
@@ -42,6 +44,8 @@ struct JitOptions {
   /// Shared libraries the compiled code may call: MLIR's C runner utilities
   /// (memrefCopy) and the OpenMP runtime of the parallel tile loop.
   std::vector<std::string> sharedLibs = defaultSharedLibs();
+  /// Called on the pass manager before it runs (IR printing, timing).
+  std::function<void(PassManager &)> configurePassManager;
 
   static std::vector<std::string> defaultSharedLibs();
 };

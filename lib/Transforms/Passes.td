@@ -183,7 +183,7 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
   let description = [{
     Runs after bufferization on the output of `attn-vectorize`:
     hoists loop-invariant vector transfers (accumulators stay in registers
-    across reduction loops), replaces `math.exp`/`math.log` on vectors with
+    across reduction loops), replaces `math.exp`/`math.log`/`math.erf`/`math.tanh` with
     polynomial approximations (vectorized, no libm calls; -inf inputs give
     exact 0), and lowers multi-reductions, broadcasts, shape casts,
     transposes and permuted transfers to forms `convert-vector-to-llvm`

@@ -3,7 +3,7 @@
 // attn-vectorize: tiles the statically shaped linalg ops of tiled attention
 // into register-sized pieces and vectorizes them. attn-lower-vectors: after
 // bufferization, hoists accumulators out of reduction loops, approximates
-// exp/log with vector polynomials and lowers vector ops for LLVM.
+// exp/log/erf/tanh with polynomials and lowers vector ops for LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,7 +138,9 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       return name == math::ExpOp::getOperationName() ||
-             name == math::LogOp::getOperationName();
+             name == math::LogOp::getOperationName() ||
+             name == math::ErfOp::getOperationName() ||
+             name == math::TanhOp::getOperationName();
     });
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::populateVectorMultiReductionLoweringPatterns(

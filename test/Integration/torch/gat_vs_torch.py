@@ -15,6 +15,7 @@
 # CHECK: random/mean/attn-reference-pipeline: OK
 # CHECK: 4 cases agree with PyTorch
 
+import os
 import subprocess
 import sys
 
@@ -28,45 +29,8 @@ warnings.filterwarnings("ignore", message="scatter_reduce")
 ATTN_RUN, KARATE, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
-def read_mtx(path):
-    """Directed edges (src, dst) of a symmetric pattern Matrix Market file."""
-    edges, lines = [], [l for l in open(path) if not l.startswith("%")]
-    n = int(lines[0].split()[0])
-    for line in lines[1:]:
-        r, c = (int(x) - 1 for x in line.split()[:2])
-        edges += [(r, c), (c, r)] if r != c else [(r, c)]
-    return n, edges
-
-
-def in_edge_csr(n, edges):
-    rows = [[] for _ in range(n)]
-    for src, dst in edges:
-        rows[dst].append(src)
-    row_ptr = np.zeros(n + 1, np.int32)
-    row_ptr[1:] = np.cumsum([len(r) for r in rows])
-    return row_ptr, np.array([s for r in rows for s in sorted(r)], np.int32)
-
-
-def gatconv(x, weight, att_src, att_dst, bias, edges, n, heads, ch, concat,
-            slope=0.2, self_loops=True):
-    """PyG GATConv forward, edge by edge, in float64."""
-    z = (x @ weight.T).view(n, heads, ch)
-    a_src = (z * att_src.view(1, heads, ch)).sum(-1)
-    a_dst = (z * att_dst.view(1, heads, ch)).sum(-1)
-    if self_loops:
-        edges = [(s, d) for s, d in edges if s != d] + [(i, i) for i in range(n)]
-    src = torch.tensor([s for s, _ in edges], dtype=torch.long)
-    dst = torch.tensor([d for _, d in edges], dtype=torch.long)
-    e = torch.nn.functional.leaky_relu(a_src[src] + a_dst[dst], slope)  # E x H
-    e_max = torch.full((n, heads), float("-inf"), dtype=e.dtype)
-    e_max = e_max.scatter_reduce(0, dst[:, None].expand(-1, heads), e, "amax")
-    p = torch.exp(e - e_max[dst])
-    denom = torch.zeros(n, heads, dtype=e.dtype).index_add(0, dst, p)
-    alpha = p / denom[dst]
-    out = torch.zeros(n, heads, ch, dtype=e.dtype).index_add(
-        0, dst, alpha[:, :, None] * z[src])
-    out = out.reshape(n, heads * ch) if concat else out.mean(1)
-    return out + bias
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
+from attn_torch import gatconv, in_edge_csr, read_mtx  # noqa: E402
 
 
 def run_case(name, n, edges, feat, heads, ch, concat, self_loops, pipeline):

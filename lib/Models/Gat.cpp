@@ -1,0 +1,166 @@
+//===- Gat.cpp - stacked graph attention layers (PyG GATConv) -------------===//
+//
+// One attn.gat per layer over the in-edge CSR of the description's graph
+// (loaded with lib/Graph), ELU between layers. Weight names are PyG
+// GATConv's, one module per layer: conv1.lin.weight, conv1.att_src (1 x H x
+// C), conv1.att_dst, conv1.bias, conv2...
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Graph/Graph.h"
+#include "lib/Models/ModelKinds.h"
+#include "lib/Models/NetBuilder.h"
+
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::graph;
+
+namespace {
+
+struct GatLayer {
+  int64_t heads = 1, channels = 1;
+  bool concat = true, bias = true;
+};
+
+class Gat : public Model {
+public:
+  int64_t inFeatures = 0;
+  std::vector<GatLayer> layers;
+  double negativeSlope = 0.2;
+  bool selfLoops = true;
+  Csr graph;
+
+  static std::string prefix(size_t n) {
+    return "conv" + std::to_string(n + 1) + ".";
+  }
+
+  void declare() {
+    items = "nodes";
+    chunks = false;
+    batchSize = graph.numNodes;
+    inputSpecs.push_back({"x", DType::f32, {graph.numNodes, inFeatures}});
+    inputSpecs.push_back({"row_ptr", DType::i64, {graph.numNodes + 1}});
+    inputSpecs.push_back({"col_idx", DType::i64, {graph.numEdges()}});
+    int64_t in = inFeatures;
+    for (size_t n = 0; n < layers.size(); ++n) {
+      const GatLayer &l = layers[n];
+      std::string p = prefix(n);
+      int64_t out = l.concat ? l.heads * l.channels : l.channels;
+      weightSpecs.push_back({p + "lin.weight", DType::f32, {l.heads * l.channels, in}});
+      weightSpecs.push_back({p + "att_src", DType::f32, {1, l.heads, l.channels}});
+      weightSpecs.push_back({p + "att_dst", DType::f32, {1, l.heads, l.channels}});
+      if (l.bias)
+        weightSpecs.push_back({p + "bias", DType::f32, {out}});
+      in = out;
+    }
+    outputSpec = {"output", DType::f32, {graph.numNodes, in}};
+  }
+
+  llvm::Expected<HostTensor> defaultInput(size_t index,
+                                          uint64_t seed) const override {
+    if (index == 0)
+      return Model::defaultInput(index, seed);
+    const std::vector<int64_t> &src = index == 1 ? graph.rowPtr : graph.colIdx;
+    HostTensor t(DType::i64, {static_cast<int64_t>(src.size())});
+    std::copy(src.begin(), src.end(), t.as<int64_t>());
+    return t;
+  }
+
+  llvm::Error validateInput(size_t index,
+                            const HostTensor &t) const override {
+    int64_t n = graph.numNodes, nnz = graph.numEdges();
+    if (index == 1) {
+      if (t.getInt(0) != 0 || t.getInt(n) != nnz)
+        return llvm::createStringError(
+            "input 'row_ptr' must start at 0 and end at %lld (the edge count)",
+            (long long)nnz);
+      for (int64_t i = 0; i < n; ++i)
+        if (t.getInt(i + 1) < t.getInt(i))
+          return llvm::createStringError(
+              "input 'row_ptr' decreases at index %lld", (long long)i);
+    }
+    if (index == 2)
+      for (int64_t e = 0; e < nnz; ++e)
+        if (t.getInt(e) < 0 || t.getInt(e) >= n)
+          return llvm::createStringError(
+              "input 'col_idx'[%lld] = %lld is not a node id in [0, %lld)",
+              (long long)e, (long long)t.getInt(e), (long long)n);
+    return llvm::Error::success();
+  }
+
+  Value buildForward(NetBuilder &net, ValueRange inputs) const override {
+    OpBuilder &b = net.builder();
+    Location loc = net.getLoc();
+    Value x = inputs[0];
+    for (size_t n = 0; n < layers.size(); ++n) {
+      const GatLayer &l = layers[n];
+      std::string p = prefix(n);
+      int64_t out = l.concat ? l.heads * l.channels : l.channels;
+      Value attSrc = net.reshape(net.weight(p + "att_src"), {l.heads, l.channels});
+      Value attDst = net.reshape(net.weight(p + "att_dst"), {l.heads, l.channels});
+      x = GatOp::create(
+          b, loc, RankedTensorType::get({graph.numNodes, out}, net.f32()), x,
+          net.weight(p + "lin.weight"), attSrc, attDst, inputs[1], inputs[2],
+          l.bias ? net.weight(p + "bias") : Value(),
+          b.getF64FloatAttr(negativeSlope),
+          HeadCombineAttr::get(b.getContext(), l.concat ? HeadCombine::concat
+                                                        : HeadCombine::mean),
+          b.getBoolAttr(selfLoops));
+      if (n + 1 < layers.size())
+        x = net.elu(x);
+    }
+    return x;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
+                                            const ModelOverrides &) {
+  auto m = std::make_unique<Gat>();
+  std::string graphPath = spec.string("graph");
+  bool symmetrize = spec.boolean("symmetrize", false);
+  m->inFeatures = spec.integer("in_features");
+  m->negativeSlope = spec.number("negative_slope", 0.2);
+  m->selfLoops = spec.boolean("add_self_loops", true);
+  if (const llvm::json::Array *layers = spec.array("layers", true)) {
+    spec.check(!layers->empty(), "layers", "expected at least one layer");
+    for (size_t i = 0; i < layers->size() && !spec.failed(); ++i) {
+      const llvm::json::Object *obj = (*layers)[i].getAsObject();
+      std::string where = "layers[" + std::to_string(i) + "]";
+      if (!obj) {
+        spec.fail("layers", "element " + llvm::Twine(i) + " is not an object");
+        break;
+      }
+      SpecReader layer(spec.getSource(), *obj, where);
+      GatLayer l;
+      l.heads = layer.integer("heads", 1);
+      l.channels = layer.integer("channels");
+      l.concat = layer.boolean("concat", true);
+      l.bias = layer.boolean("bias", true);
+      llvm::consumeError(layer.finish());
+      m->layers.push_back(l);
+    }
+  }
+  if (spec.failed())
+    return m;
+  // The graph file is relative to the description.
+  llvm::SmallString<256> path(graphPath);
+  if (llvm::sys::path::is_relative(path)) {
+    path = llvm::sys::path::parent_path(spec.getSource().path);
+    llvm::sys::path::append(path, graphPath);
+  }
+  llvm::Expected<EdgeList> edges = readGraph(path);
+  if (!edges) {
+    spec.fail("graph", llvm::toString(edges.takeError()));
+    return m;
+  }
+  CsrOptions options;
+  options.symmetrize = symmetrize;
+  m->graph = buildInEdgeCsr(*edges, options);
+  spec.check(m->graph.numNodes > 0, "graph", "the graph has no nodes");
+  m->declare();
+  return m;
+}

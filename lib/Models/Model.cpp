@@ -1,0 +1,198 @@
+//===- Model.cpp - model descriptions and their MLIR builders -------------===//
+
+#include "lib/Models/Model.h"
+#include "lib/Models/ModelKinds.h"
+#include "lib/Models/NetBuilder.h"
+#include "lib/Runtime/Weights.h"
+
+#include "dialect/AttnDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+int64_t TensorSpec::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string TensorSpec::shapeString() const {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Model::~Model() = default;
+
+void Model::setLayout() {
+  offsets.clear();
+  packedElements = 0;
+  for (const TensorSpec &w : weightSpecs) {
+    offsets.push_back(packedElements);
+    // 16 floats: every weight starts on a 64-byte boundary.
+    packedElements += (w.numElements() + 15) / 16 * 16;
+  }
+}
+
+llvm::Expected<std::unique_ptr<Model>>
+Model::load(llvm::StringRef path, const ModelOverrides &overrides) {
+  llvm::Expected<std::unique_ptr<SpecSource>> source = SpecSource::load(path);
+  if (!source)
+    return source.takeError();
+  const llvm::json::Object *root = (*source)->root.getAsObject();
+  if (!root)
+    return llvm::createStringError("%s:1: the model description must be a "
+                                   "JSON object",
+                                   path.str().c_str());
+  SpecReader spec(**source, *root);
+  static const std::pair<llvm::StringRef, ModelParser> kinds[] = {
+      {"vit", parseVit},
+      {"transformer-encoder", parseTransformerEncoder},
+      {"gpt", parseGpt},
+      {"gat", parseGat}};
+  std::string kind =
+      spec.choice("kind", {"vit", "transformer-encoder", "gpt", "gat"});
+  std::unique_ptr<Model> model;
+  for (auto [name, parse] : kinds)
+    if (!spec.failed() && name == kind)
+      model = parse(spec, overrides);
+  if (llvm::Error err = spec.finish())
+    return std::move(err);
+  model->kindName = kind;
+  model->setLayout();
+  return model;
+}
+
+OwningOpRef<ModuleOp> Model::build(MLIRContext &ctx) const {
+  ctx.loadDialect<AttnDialect, func::FuncDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect, arith::ArithDialect,
+                  math::MathDialect>();
+  Location loc = NameLoc::get(StringAttr::get(&ctx, kindName));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  OpBuilder b(&ctx);
+  b.setInsertionPointToEnd(module->getBody());
+
+  auto tensorType = [&](const TensorSpec &t) -> Type {
+    Type elem;
+    switch (t.dtype) {
+    case DType::f32:
+      elem = b.getF32Type();
+      break;
+    case DType::f64:
+      elem = b.getF64Type();
+      break;
+    case DType::i32:
+      elem = b.getI32Type();
+      break;
+    case DType::i64:
+      elem = b.getI64Type();
+      break;
+    }
+    return RankedTensorType::get(t.shape, elem);
+  };
+  SmallVector<Type> argTypes;
+  for (const TensorSpec &in : inputSpecs)
+    argTypes.push_back(tensorType(in));
+  argTypes.push_back(RankedTensorType::get({packedElements}, b.getF32Type()));
+  auto func = func::FuncOp::create(
+      b, loc, "forward", b.getFunctionType(argTypes, {tensorType(outputSpec)}));
+  SmallVector<DictionaryAttr> argAttrs;
+  for (const TensorSpec &in : inputSpecs)
+    argAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr("attn.name", b.getStringAttr(in.name))));
+  argAttrs.push_back(b.getDictionaryAttr(
+      b.getNamedAttr("attn.name", b.getStringAttr("weights"))));
+  func.setAllArgAttrs(argAttrs);
+
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  NetBuilder net(b, loc, *this, entry->getArguments().back());
+  Value out = buildForward(net, entry->getArguments().drop_back());
+  func::ReturnOp::create(b, loc, out);
+  return module;
+}
+
+float mlir::attn::seededUniform(uint64_t seed, uint64_t stream,
+                                uint64_t index) {
+  // splitmix64 of the three, top 24 bits as a fraction.
+  uint64_t z = seed * 0x9e3779b97f4a7c15ull ^ (stream + 1) * 0xbf58476d1ce4e5b9ull ^
+               (index + 1) * 0x94d049bb133111ebull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<float>(z >> 40) / static_cast<float>(1 << 23) - 1.0f;
+}
+
+llvm::Expected<HostTensor> Model::defaultInput(size_t index,
+                                               uint64_t seed) const {
+  const TensorSpec &spec = inputSpecs[index];
+  HostTensor t(spec.dtype, spec.shape);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.setDouble(i, seededUniform(seed, 1000 + index, i));
+  return t;
+}
+
+llvm::Error Model::validateInput(size_t, const HostTensor &) const {
+  return llvm::Error::success();
+}
+
+void Model::initWeight(size_t index, float *data, uint64_t seed) const {
+  const TensorSpec &spec = weightSpecs[index];
+  llvm::StringRef name = spec.name;
+  int64_t n = spec.numElements();
+  // Norm gains 1 and biases 0 (as PyTorch initialises them); everything else
+  // uniform in +-1/sqrt(last dim), like nn.Linear's fan-in bound.
+  bool isNormGain = spec.shape.size() == 1 && name.ends_with(".weight");
+  bool isBias = name.ends_with("bias") && !name.ends_with("rel_bias");
+  float bound = 1.0f / std::sqrt(static_cast<float>(spec.shape.back()));
+  for (int64_t i = 0; i < n; ++i)
+    data[i] = isNormGain ? 1.0f
+              : isBias   ? 0.0f
+                         : bound * seededUniform(seed, index, i);
+}
+
+llvm::Expected<HostTensor> mlir::attn::packWeights(const Model &model,
+                                                   const Checkpoint *checkpoint,
+                                                   uint64_t seed) {
+  HostTensor packed(DType::f32, {model.packedWeightElements()});
+  ArrayRef<TensorSpec> specs = model.weights();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    float *dst = packed.as<float>() + model.weightOffset(i);
+    const TensorSpec &spec = specs[i];
+    if (!checkpoint) {
+      model.initWeight(i, dst, seed);
+      continue;
+    }
+    auto it = checkpoint->tensors.find(spec.name);
+    if (it == checkpoint->tensors.end())
+      return llvm::createStringError(
+          "%s: tensor '%s' is missing (the %s model expects shape %s)",
+          checkpoint->path.c_str(), spec.name.c_str(), model.kind().str().c_str(),
+          spec.shapeString().c_str());
+    const HostTensor &found = it->second.tensor;
+    TensorSpec foundSpec{spec.name, found.dtype(),
+                         llvm::SmallVector<int64_t, 4>(found.shape())};
+    if (found.dtype() != DType::f32)
+      return llvm::createStringError(
+          "%s: tensor '%s' has dtype %s, expected a floating-point dtype (F32, "
+          "F16, BF16 or F64) of shape %s",
+          checkpoint->path.c_str(), spec.name.c_str(),
+          it->second.fileDType.c_str(), spec.shapeString().c_str());
+    if (found.shape() != ArrayRef<int64_t>(spec.shape))
+      return llvm::createStringError(
+          "%s: tensor '%s' has shape %s, expected %s",
+          checkpoint->path.c_str(), spec.name.c_str(),
+          foundSpec.shapeString().c_str(), spec.shapeString().c_str());
+    std::memcpy(dst, found.data(), found.numBytes());
+  }
+  return packed;
+}

@@ -1,0 +1,122 @@
+//===- Model.h - model descriptions and their MLIR builders -----*- C++ -*-===//
+//
+// A model description (JSON: vit, transformer-encoder, gpt, gat) parsed and
+// checked into a Model, which knows its run-time inputs, the weights it reads
+// (PyTorch state_dict names and shapes) and builds the `func` + `attn` +
+// `linalg` module that computes it. The module's entry point is
+//
+//   func.func @forward(<inputs...>, %weights: tensor<P x f32>) -> <output>
+//
+// where `weights` packs every weight, in Model::weights() order, at
+// Model::weightOffset(i) (64-byte aligned). docs/models.md documents every
+// field of every kind.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_MODELS_MODEL_H
+#define ATTN_LIB_MODELS_MODEL_H
+
+#include "lib/Runtime/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::attn {
+
+class NetBuilder;
+
+/// A named tensor the model reads: a run-time input or a weight.
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::f32;
+  llvm::SmallVector<int64_t, 4> shape;
+  int64_t numElements() const;
+  /// "[2, 3, 4]".
+  std::string shapeString() const;
+};
+
+/// Settings given on the command line that override the description's.
+struct ModelOverrides {
+  /// Batch size compiled into the entry point (0: the description's).
+  int64_t batch = 0;
+};
+
+class Model {
+public:
+  virtual ~Model();
+
+  /// Parses and checks the description at `path`. Errors name the file, the
+  /// line and the key.
+  static llvm::Expected<std::unique_ptr<Model>>
+  load(llvm::StringRef path, const ModelOverrides &overrides = {});
+
+  /// "vit", "transformer-encoder", "gpt" or "gat".
+  llvm::StringRef kind() const { return kindName; }
+  /// Run-time inputs, in argument order (before the weights).
+  llvm::ArrayRef<TensorSpec> inputs() const { return inputSpecs; }
+  /// Weights, in packing order.
+  llvm::ArrayRef<TensorSpec> weights() const { return weightSpecs; }
+  /// Offset (in elements) of weight `i` in the packed buffer.
+  int64_t weightOffset(size_t i) const { return offsets[i]; }
+  /// Elements of the packed weight buffer.
+  int64_t packedWeightElements() const { return packedElements; }
+  const TensorSpec &output() const { return outputSpec; }
+
+  /// Items per call (images, sequences; nodes for gat) and what they are.
+  int64_t batch() const { return batchSize; }
+  llvm::StringRef itemName() const { return items; }
+  /// True when inputs and the output share a leading batch dimension, so
+  /// that a larger input can run in batch-sized chunks.
+  bool chunkable() const { return chunks; }
+
+  /// Builds the module with the entry point @forward.
+  OwningOpRef<ModuleOp> build(MLIRContext &ctx) const;
+
+  /// The input used when none is given: seeded data, or what the
+  /// description names (gat: the graph's CSR). `seed` makes it repeatable.
+  virtual llvm::Expected<HostTensor> defaultInput(size_t index,
+                                                  uint64_t seed) const;
+  /// Checks the values of input `index` (token ids in range, lengths in
+  /// range, ...); shapes and dtypes are checked by the caller.
+  virtual llvm::Error validateInput(size_t index,
+                                    const HostTensor &tensor) const;
+  /// The deterministic initial value of weight `index` (no checkpoint).
+  virtual void initWeight(size_t index, float *data, uint64_t seed) const;
+
+protected:
+  Model() = default;
+  /// Emits the body of @forward: `args` are the inputs, then the weights.
+  virtual Value buildForward(NetBuilder &net, ValueRange inputs) const = 0;
+
+  std::string kindName, items = "items";
+  std::vector<TensorSpec> inputSpecs, weightSpecs;
+  TensorSpec outputSpec;
+  int64_t batchSize = 1;
+  bool chunks = true;
+
+  /// Computes the packed layout of `weightSpecs`; called once they are set.
+  void setLayout();
+
+private:
+  std::vector<int64_t> offsets;
+  int64_t packedElements = 0;
+};
+
+struct Checkpoint;
+
+/// The packed weight buffer of `model`: each weight from `checkpoint` (by its
+/// PyTorch name; unused tensors are ignored), or, without a checkpoint, the
+/// model's seeded initialisation. A missing tensor, or one with the wrong
+/// shape or dtype, is an error naming the tensor and both shapes.
+llvm::Expected<HostTensor> packWeights(const Model &model,
+                                       const Checkpoint *checkpoint,
+                                       uint64_t seed);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_MODELS_MODEL_H

@@ -1,0 +1,30 @@
+//===- ModelKinds.h - the parsers of each model kind ------------*- C++ -*-===//
+//
+// Private to lib/Models: one parser per `kind`, each in its own file, reading
+// the description's fields with a SpecReader and returning the checked model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_MODELS_MODELKINDS_H
+#define ATTN_LIB_MODELS_MODELKINDS_H
+
+#include "lib/Models/Model.h"
+#include "lib/Models/SpecReader.h"
+
+namespace mlir::attn {
+
+using ModelParser = std::unique_ptr<Model> (*)(SpecReader &,
+                                               const ModelOverrides &);
+
+std::unique_ptr<Model> parseVit(SpecReader &spec, const ModelOverrides &o);
+std::unique_ptr<Model> parseTransformerEncoder(SpecReader &spec,
+                                               const ModelOverrides &o);
+std::unique_ptr<Model> parseGpt(SpecReader &spec, const ModelOverrides &o);
+std::unique_ptr<Model> parseGat(SpecReader &spec, const ModelOverrides &o);
+
+/// Uniform in [-1, 1) from (seed, stream, index): the seeded initialisation.
+float seededUniform(uint64_t seed, uint64_t stream, uint64_t index);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_MODELS_MODELKINDS_H

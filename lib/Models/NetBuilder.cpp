@@ -1,0 +1,286 @@
+//===- NetBuilder.cpp - neural-network pieces as attn/linalg IR -----------===//
+
+#include "lib/Models/NetBuilder.h"
+#include "lib/Models/Model.h"
+#include "lib/Transforms/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+NetBuilder::NetBuilder(OpBuilder &b, Location loc, const Model &model,
+                       Value weights)
+    : b(b), loc(loc), model(model), weights(weights) {}
+
+Value NetBuilder::optionalWeight(llvm::StringRef name) {
+  ArrayRef<TensorSpec> specs = model.weights();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].name != name)
+      continue;
+    Value flat = tensor::ExtractSliceOp::create(
+        b, loc, weights, ArrayRef<OpFoldResult>{b.getIndexAttr(model.weightOffset(i))},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(specs[i].numElements())},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    return reshape(flat, specs[i].shape);
+  }
+  return {};
+}
+
+Value NetBuilder::weight(llvm::StringRef name) {
+  Value w = optionalWeight(name);
+  assert(w && "the model declares every weight it reads");
+  return w;
+}
+
+Value NetBuilder::empty(ArrayRef<int64_t> shape) {
+  return tensor::EmptyOp::create(b, loc, shape, f32());
+}
+
+Value NetBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> from = getShape(x);
+  if (from == shape)
+    return x;
+  // Collapse to 1-d, then expand: valid for any static row-major reshape.
+  if (from.size() > 1) {
+    SmallVector<int64_t, 2> all;
+    for (size_t d = 0; d < from.size(); ++d)
+      all.push_back(d);
+    x = buildCollapse(b, loc, x, {all});
+  }
+  if (shape.size() == 1)
+    return x;
+  SmallVector<int64_t, 2> all;
+  for (size_t d = 0; d < shape.size(); ++d)
+    all.push_back(d);
+  return buildExpand(b, loc, x, shape, {all});
+}
+
+Value NetBuilder::flatten(Value x) {
+  ArrayRef<int64_t> shape = getShape(x);
+  int64_t rows = 1;
+  for (int64_t d : shape.drop_back())
+    rows *= d;
+  return reshape(x, {rows, shape.back()});
+}
+
+Value NetBuilder::transpose(Value x, ArrayRef<unsigned> perm) {
+  ArrayRef<int64_t> shape = getShape(x);
+  SmallVector<int64_t> outShape;
+  SmallVector<unsigned> inputDims(perm.size());
+  for (unsigned d = 0; d < perm.size(); ++d) {
+    outShape.push_back(shape[perm[d]]);
+    inputDims[perm[d]] = d;
+  }
+  return buildElementwise(
+      b, loc, empty(outShape), {x},
+      {dimsMap(b.getContext(), perm.size(), inputDims)},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+}
+
+Value NetBuilder::addBroadcast(Value x, Value bias, ArrayRef<unsigned> biasDims) {
+  SmallVector<unsigned> dims(biasDims);
+  unsigned rank = getShape(x).size();
+  if (dims.empty())
+    dims.push_back(rank - 1);
+  return buildBroadcastAdd(b, loc, x, bias, dimsMap(b.getContext(), rank, dims));
+}
+
+/// y = x @ rhs (+ bias), rhs in x out, over the last dim of x.
+static Value matmulRows(NetBuilder &net, Value x, Value rhs, Value bias) {
+  OpBuilder &b = net.builder();
+  Location loc = net.getLoc();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> shape(getShape(x));
+  int64_t in = shape.back(), out = getShape(rhs)[1];
+  int64_t rows = 1;
+  for (int64_t d : ArrayRef<int64_t>(shape).drop_back())
+    rows *= d;
+  Value x2 = net.reshape(x, {rows, in});
+  Value init;
+  if (bias) {
+    init = buildElementwise(
+        b, loc, net.empty({rows, out}), {bias}, {dimsMap(ctx, 2, {1})},
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  } else {
+    Value zero = buildFloatConstant(b, loc, net.f32(), 0.0);
+    init = linalg::FillOp::create(b, loc, zero, net.empty({rows, out}))
+               .getResult(0);
+  }
+  // dims (r, o, i): y[r, o] += x[r, i] * rhs[i, o]
+  Value y = buildContractionInto(b, loc, x2, dimsMap(ctx, 3, {0, 2}), rhs,
+                                 dimsMap(ctx, 3, {2, 1}), init,
+                                 dimsMap(ctx, 3, {0, 1}));
+  shape.back() = out;
+  return net.reshape(y, shape);
+}
+
+Value NetBuilder::linear(Value x, Value w, Value bias) {
+  // Transposing the (small) weight once per call makes the contraction read
+  // both operands along contiguous rows.
+  return matmulRows(*this, x, transpose(w, {1, 0}), bias);
+}
+
+Value NetBuilder::conv1d(Value x, Value w, Value bias) {
+  return matmulRows(*this, x, w, bias);
+}
+
+Value NetBuilder::rowSum(
+    Value x, Value rowInput,
+    llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> fn) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rows = getShape(x)[0];
+  Value zero = buildFloatConstant(b, loc, f32(), 0.0);
+  Value init = linalg::FillOp::create(b, loc, zero, empty({rows})).getResult(0);
+  SmallVector<Value> inputs{x};
+  SmallVector<AffineMap> maps{dimsMap(ctx, 2, {0, 1})};
+  if (rowInput) {
+    inputs.push_back(rowInput);
+    maps.push_back(dimsMap(ctx, 2, {0}));
+  }
+  maps.push_back(dimsMap(ctx, 2, {0}));
+  bool hasRowInput = static_cast<bool>(rowInput);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, ValueRange{init}, maps,
+             {utils::IteratorType::parallel, utils::IteratorType::reduction},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value term = fn(nb, nl, args[0],
+                               hasRowInput ? args[1] : Value());
+               Value sum = arith::AddFOp::create(nb, nl, args.back(), term);
+               linalg::YieldOp::create(nb, nl, sum);
+             })
+      .getResult(0);
+}
+
+Value NetBuilder::layerNorm(Value x, Value gain, Value bias, double eps) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> shape(getShape(x));
+  Value x2 = flatten(x);
+  double invD = 1.0 / static_cast<double>(shape.back());
+  Value sum = rowSum(x2, {}, [](OpBuilder &, Location, Value v, Value) {
+    return v;
+  });
+  auto centered = [invD](OpBuilder &nb, Location nl, Value v, Value s) {
+    Value mean = arith::MulFOp::create(
+        nb, nl, s, buildFloatConstant(nb, nl, v.getType(), invD));
+    return arith::SubFOp::create(nb, nl, v, mean).getResult();
+  };
+  Value sq = rowSum(x2, sum, [&](OpBuilder &nb, Location nl, Value v, Value s) {
+    Value c = centered(nb, nl, v, s);
+    return arith::MulFOp::create(nb, nl, c, c).getResult();
+  });
+  Value y = buildElementwise(
+      b, loc, empty(getShape(x2)), {x2, sum, sq, gain, bias},
+      {dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0}), dimsMap(ctx, 2, {0}),
+       dimsMap(ctx, 2, {1}), dimsMap(ctx, 2, {1})},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Type t = a[0].getType();
+        Value var = arith::MulFOp::create(nb, nl, a[2],
+                                          buildFloatConstant(nb, nl, t, invD));
+        Value denom = math::SqrtOp::create(
+            nb, nl,
+            arith::AddFOp::create(nb, nl, var,
+                                  buildFloatConstant(nb, nl, t, eps)));
+        Value norm = arith::DivFOp::create(nb, nl, centered(nb, nl, a[0], a[1]),
+                                           denom);
+        return arith::AddFOp::create(nb, nl,
+                                     arith::MulFOp::create(nb, nl, norm, a[3]),
+                                     a[4])
+            .getResult();
+      });
+  return reshape(y, shape);
+}
+
+Value NetBuilder::map(
+    Value x, llvm::function_ref<Value(OpBuilder &, Location, Value)> fn) {
+  return buildElementwise(b, loc, empty(getShape(x)), {x},
+                          {b.getMultiDimIdentityMap(getShape(x).size())},
+                          [&](OpBuilder &nb, Location nl, ValueRange args) {
+                            return fn(nb, nl, args[0]);
+                          });
+}
+
+Value NetBuilder::add(Value a, Value c) {
+  AffineMap id = b.getMultiDimIdentityMap(getShape(a).size());
+  return buildElementwise(b, loc, empty(getShape(a)), {a, c}, {id, id},
+                          [](OpBuilder &nb, Location nl, ValueRange args) {
+                            return arith::AddFOp::create(nb, nl, args[0],
+                                                         args[1])
+                                .getResult();
+                          });
+}
+
+/// 0.5 * x * (1 + inner)
+static Value halfXTimesOnePlus(OpBuilder &b, Location loc, Value x,
+                               Value inner) {
+  Type t = x.getType();
+  Value one = buildFloatConstant(b, loc, t, 1.0);
+  Value half = buildFloatConstant(b, loc, t, 0.5);
+  Value hx = arith::MulFOp::create(b, loc, half, x);
+  return arith::MulFOp::create(b, loc, hx,
+                               arith::AddFOp::create(b, loc, one, inner));
+}
+
+Value NetBuilder::gelu(Value x) {
+  return map(x, [](OpBuilder &nb, Location nl, Value v) {
+    Value scaled = arith::MulFOp::create(
+        nb, nl, v, buildFloatConstant(nb, nl, v.getType(), M_SQRT1_2));
+    return halfXTimesOnePlus(nb, nl, v, math::ErfOp::create(nb, nl, scaled));
+  });
+}
+
+Value NetBuilder::geluTanh(Value x) {
+  return map(x, [](OpBuilder &nb, Location nl, Value v) {
+    Type t = v.getType();
+    Value v3 = arith::MulFOp::create(nb, nl, v,
+                                     arith::MulFOp::create(nb, nl, v, v));
+    Value inner = arith::AddFOp::create(
+        nb, nl, v,
+        arith::MulFOp::create(nb, nl, buildFloatConstant(nb, nl, t, 0.044715),
+                              v3));
+    Value arg = arith::MulFOp::create(
+        nb, nl, buildFloatConstant(nb, nl, t, std::sqrt(2.0 / M_PI)), inner);
+    return halfXTimesOnePlus(nb, nl, v, math::TanhOp::create(nb, nl, arg));
+  });
+}
+
+Value NetBuilder::relu(Value x) {
+  return map(x, [](OpBuilder &nb, Location nl, Value v) {
+    return arith::MaximumFOp::create(
+               nb, nl, v, buildFloatConstant(nb, nl, v.getType(), 0.0))
+        .getResult();
+  });
+}
+
+Value NetBuilder::elu(Value x) {
+  return map(x, [](OpBuilder &nb, Location nl, Value v) {
+    Type t = v.getType();
+    Value negative = arith::SubFOp::create(
+        nb, nl, math::ExpOp::create(nb, nl, v), buildFloatConstant(nb, nl, t, 1.0));
+    Value positive = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, v,
+                                           buildFloatConstant(nb, nl, t, 0.0));
+    return arith::SelectOp::create(nb, nl, positive, v, negative).getResult();
+  });
+}
+
+Value NetBuilder::selfAttention(Value x, Value inW, Value inB, Value outW,
+                                Value outB, int64_t heads,
+                                const AttentionMask &mask) {
+  auto optionalInt = [&](std::optional<int64_t> v) {
+    return v ? b.getI64IntegerAttr(*v) : IntegerAttr();
+  };
+  return MhaOp::create(b, loc, x.getType(), x, x, x, inW, inB, outW, outB,
+                       mask.kvLengths, /*bias=*/Value(), mask.relBias,
+                       /*rel_key=*/Value(), /*alibi_slopes=*/Value(),
+                       /*row_ptr=*/Value(), /*col_idx=*/Value(),
+                       b.getI64IntegerAttr(heads), IntegerAttr(),
+                       MaskKindAttr::get(b.getContext(), mask.kind),
+                       optionalInt(mask.windowLeft),
+                       optionalInt(mask.windowRight), optionalInt(mask.relClip),
+                       FloatAttr());
+}

@@ -1,0 +1,89 @@
+//===- NetBuilder.h - neural-network pieces as attn/linalg IR ---*- C++ -*-===//
+//
+// The layers the model builders compose, each emitted as linalg-on-tensors
+// (contractions, elementwise generics, row reductions) or as an attn op, so
+// that the attn pipelines tile and vectorize them like any other IR. Weights
+// are slices of the packed `tensor<P x f32>` argument of @forward.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_MODELS_NETBUILDER_H
+#define ATTN_LIB_MODELS_NETBUILDER_H
+
+#include "dialect/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn {
+
+class Model;
+
+/// Mask options of an attention layer (those of attn.sdpa a model uses).
+struct AttentionMask {
+  MaskKind kind = MaskKind::dense;
+  std::optional<int64_t> windowLeft, windowRight, relClip;
+  Value kvLengths; ///< B x i64 key lengths (padding), optional
+  Value relBias;   ///< H x (2R+1) relative-position bias, optional
+};
+
+class NetBuilder {
+public:
+  NetBuilder(OpBuilder &b, Location loc, const Model &model, Value weights);
+
+  OpBuilder &builder() { return b; }
+  Location getLoc() const { return loc; }
+  Type f32() const { return b.getF32Type(); }
+
+  /// The weight named `name`, shaped as the model declares it.
+  Value weight(llvm::StringRef name);
+  /// `weight(name)` if the model declares it, else null.
+  Value optionalWeight(llvm::StringRef name);
+
+  /// An uninitialised f32 tensor.
+  Value empty(ArrayRef<int64_t> shape);
+  /// Reshapes (static shapes, row-major order preserved).
+  Value reshape(Value x, ArrayRef<int64_t> shape);
+  /// out[i_perm[0], ...] = x[i_0, ...]: dim `d` of the result is dim
+  /// `perm[d]` of `x`.
+  Value transpose(Value x, ArrayRef<unsigned> perm);
+
+  /// x @ w^T + bias over the last dim of `x` (torch.nn.Linear: w is
+  /// out x in). `bias` may be null.
+  Value linear(Value x, Value w, Value bias);
+  /// x @ w + bias (GPT-2's Conv1D: w is in x out).
+  Value conv1d(Value x, Value w, Value bias);
+  /// LayerNorm over the last dim with gain and bias.
+  Value layerNorm(Value x, Value gain, Value bias, double eps);
+
+  Value add(Value a, Value c);
+  /// x + bias[last dim] (bias shaped like the last dim), or with `biasDims`
+  /// the dims of `x` that `bias` spans, in order.
+  Value addBroadcast(Value x, Value bias, ArrayRef<unsigned> biasDims);
+  Value gelu(Value x);     ///< exact (erf) GELU, torch's default
+  Value geluTanh(Value x); ///< tanh approximation (GPT-2's gelu_new)
+  Value relu(Value x);
+  Value elu(Value x); ///< alpha = 1
+
+  /// Self-attention as attn.mha (PyTorch in_proj/out_proj packing).
+  Value selfAttention(Value x, Value inW, Value inB, Value outW, Value outB,
+                      int64_t heads, const AttentionMask &mask);
+
+private:
+  /// Applies `fn(x)` elementwise.
+  Value map(Value x, llvm::function_ref<Value(OpBuilder &, Location, Value)> fn);
+  /// x as rows x last-dim.
+  Value flatten(Value x);
+  /// Sum over the last dim of the 2-d `x`, of `fn(x, rowInput)` per element
+  /// (rowInput: an optional per-row value).
+  Value rowSum(Value x, Value rowInput,
+               llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> fn);
+
+  OpBuilder &b;
+  Location loc;
+  const Model &model;
+  Value weights;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_MODELS_NETBUILDER_H

@@ -1,0 +1,86 @@
+//===- SpecReader.h - checked access to a JSON model description -*- C++ -*-===//
+//
+// Reads the fields of one JSON object of a model description with their
+// types and ranges checked. The first problem is kept as an error naming the
+// file, the line of the offending key and the key; unknown keys are errors
+// too (finish()).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_MODELS_SPECREADER_H
+#define ATTN_LIB_MODELS_SPECREADER_H
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace mlir::attn {
+
+/// The source of a description: its path, text, parsed value, and the line
+/// of every key and array element by path ("heads", "layers[1].heads").
+struct SpecSource {
+  std::string path;
+  std::string text;
+  llvm::json::Value root = nullptr;
+  llvm::StringMap<unsigned> lines;
+  /// First error seen by any reader of this source.
+  std::string error;
+
+  /// Reads and parses `path`; syntax errors carry the line and column.
+  static llvm::Expected<std::unique_ptr<SpecSource>> load(llvm::StringRef path);
+};
+
+class SpecReader {
+public:
+  /// Reads `object` found at `prefix` ("" for the root, "layers[0]", ...).
+  SpecReader(SpecSource &source, const llvm::json::Object &object,
+             std::string prefix = "");
+
+  bool has(llvm::StringRef key) const { return fields.get(key) != nullptr; }
+
+  /// Integer >= `min`; required unless `def` is given.
+  int64_t integer(llvm::StringRef key, std::optional<int64_t> def = {},
+                  int64_t min = 1);
+  double number(llvm::StringRef key, std::optional<double> def = {});
+  bool boolean(llvm::StringRef key, std::optional<bool> def = {});
+  /// A string from `allowed`.
+  std::string choice(llvm::StringRef key,
+                     llvm::ArrayRef<llvm::StringRef> allowed,
+                     std::optional<llvm::StringRef> def = {});
+  std::string string(llvm::StringRef key, std::optional<std::string> def = {});
+  /// A non-empty array of numbers.
+  std::vector<double> numbers(llvm::StringRef key);
+  /// A nested object or array (null when absent and not required).
+  const llvm::json::Object *object(llvm::StringRef key, bool required);
+  const llvm::json::Array *array(llvm::StringRef key, bool required);
+
+  /// Records "FILE:LINE: key 'KEY': MESSAGE" unless an error is recorded.
+  void fail(llvm::StringRef key, const llvm::Twine &message);
+  /// fail() unless `ok`.
+  void check(bool ok, llvm::StringRef key, const llvm::Twine &message);
+  bool failed() const { return !source.error.empty(); }
+
+  /// Reports keys that were never read; then the first recorded error.
+  llvm::Error finish();
+
+  /// The path of `key` in this object ("layers[1].heads").
+  std::string path(llvm::StringRef key) const;
+  SpecSource &getSource() { return source; }
+
+private:
+  const llvm::json::Value *get(llvm::StringRef key, bool required);
+
+  SpecSource &source;
+  const llvm::json::Object &fields;
+  std::string prefix;
+  llvm::StringSet<> used;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_MODELS_SPECREADER_H

@@ -1,0 +1,693 @@
+//===- attn-compile.cpp - the model driver --------------------------------===//
+//
+// Compiles a model description (vit, transformer-encoder, gpt, gat; see
+// docs/models.md) through the attn pipelines. With --run it JIT-compiles the
+// model, loads the weights (safetensors, PyTorch names) or a seeded
+// initialisation, runs it on the inputs (.npy or IDX; larger inputs in
+// batch-sized chunks), prints the time of each stage and the throughput, and
+// with --labels the accuracy. With --emit it writes any stage of the road:
+// attn IR, linalg IR, the LLVM dialect, LLVM IR, assembly, or an object file
+// plus a C header declaring its entry point.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Models/Model.h"
+#include "lib/Runtime/Jit.h"
+#include "lib/Runtime/Tensor.h"
+#include "lib/Runtime/Weights.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("attn-compile options");
+
+static cl::opt<std::string> specFile(cl::Positional,
+                                     cl::desc("<model description .json>"),
+                                     cl::Required, cl::cat(category));
+static cl::opt<bool> run("run",
+                         cl::desc("JIT-compile and run the model, printing the "
+                                  "time of each stage and the throughput"),
+                         cl::cat(category));
+static cl::opt<std::string>
+    weightsFile("weights",
+                cl::desc("Weights as a .safetensors file with the model's "
+                         "PyTorch names (default: seeded initialisation)"),
+                cl::value_desc("FILE.safetensors"), cl::cat(category));
+static cl::list<std::string> inputFiles(
+    "input",
+    cl::desc("Input NAME from a .npy or IDX (-ubyte[.gz]) file; IDX bytes "
+             "become floats in [0, 1]. A leading dimension larger than the "
+             "batch runs in batch-sized chunks. Others are seeded"),
+    cl::value_desc("NAME=FILE"), cl::cat(category));
+static cl::opt<std::string>
+    labelsFile("labels",
+               cl::desc("Class labels (.npy or IDX): print the accuracy of "
+                        "the argmax of the output's last dimension"),
+               cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> outputFile("output",
+                                       cl::desc("Write the output as .npy"),
+                                       cl::value_desc("FILE.npy"),
+                                       cl::cat(category));
+enum class Emit { none, attn, linalg, llvm, llvmIR, obj, assembly };
+static cl::opt<Emit> emit(
+    "emit", cl::desc("Write a stage of the compilation to -o"),
+    cl::values(clEnumValN(Emit::attn, "attn", "the model as attn/linalg IR"),
+               clEnumValN(Emit::linalg, "linalg",
+                          "after the attn lowerings (linalg on tensors)"),
+               clEnumValN(Emit::llvm, "llvm", "the LLVM dialect"),
+               clEnumValN(Emit::llvmIR, "llvm-ir", "LLVM IR"),
+               clEnumValN(Emit::obj, "obj",
+                          "an object file for the host CPU, plus FILE.h "
+                          "declaring its entry point and weight layout"),
+               clEnumValN(Emit::assembly, "asm", "host assembly")),
+    cl::init(Emit::none), cl::cat(category));
+static cl::opt<std::string> outFile("o", cl::desc("Output file of --emit"),
+                                    cl::value_desc("FILE"), cl::init("-"),
+                                    cl::cat(category));
+static cl::opt<std::string>
+    packedWeightsFile("save-packed-weights",
+                      cl::desc("Write the packed weight buffer (raw "
+                               "little-endian f32, the layout of --emit=obj's "
+                               "header) for an AOT caller"),
+                      cl::value_desc("FILE.bin"), cl::cat(category));
+static cl::opt<int64_t> batch("batch",
+                              cl::desc("Batch size compiled into the model "
+                                       "(default: the description's)"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    pipelineName("pipeline",
+                 cl::desc("attn-cpu-pipeline (fused, tiled, vectorized) or "
+                          "attn-reference-pipeline (the reference lowering)"),
+                 cl::init("attn-cpu-pipeline"), cl::cat(category));
+static cl::opt<int64_t> blockQ("block-q", cl::desc("Query rows per tile"),
+                               cl::init(64), cl::cat(category));
+static cl::opt<int64_t> blockK("block-k", cl::desc("Key rows per tile"),
+                               cl::init(64), cl::cat(category));
+static cl::opt<int64_t> gatEdgeBlock("gat-edge-block",
+                                     cl::desc("In-edges per GAT online-softmax "
+                                              "step"),
+                                     cl::init(16), cl::cat(category));
+static cl::opt<int64_t>
+    threads("num-threads",
+            cl::desc("OpenMP threads of the parallel loops inside one call "
+                     "(1: sequential; objects then need no OpenMP runtime)"),
+            cl::init(1), cl::cat(category));
+static cl::opt<unsigned>
+    workers("workers",
+            cl::desc("Batch-sized chunks run concurrently, one per thread "
+                     "(data-parallel inference)"),
+            cl::init(1), cl::cat(category));
+static cl::opt<bool> vectorize("vectorize",
+                               cl::desc("Register-tile and vectorize "
+                                        "(attn-cpu-pipeline)"),
+                               cl::init(true), cl::cat(category));
+static cl::opt<uint64_t> seed("seed",
+                              cl::desc("Seed of the initialisation and of "
+                                       "generated inputs"),
+                              cl::init(1), cl::cat(category));
+static cl::opt<unsigned> repeat("repeat",
+                                cl::desc("Timed runs over the inputs (the "
+                                         "best is reported)"),
+                                cl::init(1), cl::cat(category));
+static cl::opt<std::string>
+    reference("reference",
+              cl::desc("A JSON file whose \"test_accuracy\" and "
+                       "\"torch_images_per_s\" (recorded by the training "
+                       "script) are printed next to the results"),
+              cl::value_desc("FILE.json"), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "attn-compile: error: " << message << "\n";
+  return 1;
+}
+static int fail(llvm::Error err) { return fail(llvm::toString(std::move(err))); }
+
+static double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+/// The textual pipeline that lowers the model to the LLVM dialect.
+static std::string fullPipeline() {
+  if (pipelineName == "attn-reference-pipeline")
+    return "attn-reference-pipeline";
+  return llvm::formatv("attn-cpu-pipeline{{block-q={0} block-k={1} "
+                       "gat-edge-block={2} threads={3} vectorize={4}}",
+                       blockQ, blockK, gatEdgeBlock, threads,
+                       vectorize ? "true" : "false")
+      .str();
+}
+
+/// The attn lowerings of the pipeline alone (--emit=linalg).
+static std::string attnLowerings() {
+  if (pipelineName == "attn-reference-pipeline")
+    return "attn-lower-to-linalg,canonicalize,cse";
+  return llvm::formatv("attn-decompose-mha,attn-tile{{block-q={0} "
+                       "block-k={1}},attn-lower-gat{{edge-block={2}},"
+                       "attn-lower-to-linalg,canonicalize,cse",
+                       blockQ, blockK, gatEdgeBlock)
+      .str();
+}
+
+/// Runs `pipeline` on `module` with the command line's pass-manager options
+/// (--mlir-print-ir-*, --mlir-timing).
+static LogicalResult runPipeline(ModuleOp module, llvm::StringRef pipeline) {
+  auto pm = PassManager::on<ModuleOp>(module.getContext());
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return failure();
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
+  return pm.run(module);
+}
+
+/// Per-item shape equality after dropping size-1 dims (an IDX image file
+/// N x 28 x 28 feeds a B x 1 x 28 x 28 input).
+static bool sameItemShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
+  auto squeeze = [](llvm::ArrayRef<int64_t> s) {
+    llvm::SmallVector<int64_t> out;
+    for (int64_t d : s)
+      if (d != 1)
+        out.push_back(d);
+    return out;
+  };
+  return squeeze(a) == squeeze(b);
+}
+
+/// Loads a .npy or IDX file as `spec`'s dtype (floats to f32, integers to
+/// i32/i64; IDX bytes to [0, 1] floats).
+static llvm::Expected<HostTensor> loadData(llvm::StringRef path, DType want,
+                                           llvm::StringRef what) {
+  bool idx = isIdxPath(path);
+  llvm::Expected<HostTensor> t = idx ? readIdx(path) : readNpy(path);
+  if (!t)
+    return t.takeError();
+  bool srcFloat = t->dtype() == DType::f32 || t->dtype() == DType::f64;
+  bool dstFloat = want == DType::f32 || want == DType::f64;
+  if (srcFloat && !dstFloat)
+    return llvm::createStringError("%s: %s holds %s values, expected integers "
+                                   "(%s)",
+                                   path.str().c_str(), what.str().c_str(),
+                                   dtypeName(t->dtype()).str().c_str(),
+                                   dtypeName(want).str().c_str());
+  if (t->dtype() == want && !(idx && dstFloat))
+    return std::move(*t);
+  HostTensor out(want, t->shape());
+  for (int64_t i = 0; i < t->numElements(); ++i) {
+    if (dstFloat)
+      out.setDouble(i, idx ? t->getDouble(i) / 255.0 : t->getDouble(i));
+    else
+      out.setInt(i, t->getInt(i));
+  }
+  return out;
+}
+
+/// The inputs of the run: --input files or the model's defaults. With a
+/// chunkable model, every input holds the same number of items (>= 1).
+static llvm::Error collectInputs(const Model &model,
+                                 std::vector<HostTensor> &inputs,
+                                 int64_t &items) {
+  llvm::ArrayRef<TensorSpec> specs = model.inputs();
+  std::vector<bool> given(specs.size(), false);
+  inputs.resize(specs.size());
+  for (const std::string &arg : inputFiles) {
+    auto [nameRef, path] = llvm::StringRef(arg).split('=');
+    llvm::StringRef name = nameRef;
+    auto it = llvm::find_if(specs,
+                            [&](const TensorSpec &s) { return s.name == name; });
+    if (path.empty() || it == specs.end()) {
+      std::string names;
+      for (const TensorSpec &s : specs)
+        names += (names.empty() ? "" : ", ") + s.name;
+      return llvm::createStringError(
+          "--input expects NAME=FILE with NAME one of the %s model's inputs "
+          "(%s), got '%s'",
+          model.kind().str().c_str(), names.c_str(), arg.c_str());
+    }
+    size_t i = it - specs.begin();
+    llvm::Expected<HostTensor> t = loadData(path, it->dtype, "input '" + name.str() + "'");
+    if (!t)
+      return t.takeError();
+    llvm::ArrayRef<int64_t> want = it->shape, got = t->shape();
+    bool ok = model.chunkable()
+                  ? got.size() >= 1 && got[0] >= 1 &&
+                        sameItemShape(got.drop_front(), want.drop_front())
+                  : got == want;
+    if (!ok)
+      return llvm::createStringError(
+          "%s: input '%s' has shape %s, expected %s%s", path.str().c_str(),
+          name.str().c_str(), t->typeString().c_str(),
+          it->shapeString().c_str(),
+          model.chunkable() ? " (any number of items in the first dimension)"
+                            : "");
+    inputs[i] = std::move(*t);
+    given[i] = true;
+  }
+  items = -1;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!given[i]) {
+      llvm::Expected<HostTensor> t = model.defaultInput(i, seed);
+      if (!t)
+        return t.takeError();
+      inputs[i] = std::move(*t);
+    }
+    int64_t n = model.chunkable() ? inputs[i].shape()[0] : model.batch();
+    if (items >= 0 && n != items)
+      return llvm::createStringError(
+          "input '%s' holds %lld items, input '%s' %lld: they must agree",
+          specs[i].name.c_str(), (long long)n, specs[0].name.c_str(),
+          (long long)items);
+    items = n;
+  }
+  return llvm::Error::success();
+}
+
+/// Copies items [first, first + count) of `src` into the first rows of
+/// `dst` (zeroing the rest), or back.
+static void copyItems(const HostTensor &src, int64_t srcFirst, HostTensor &dst,
+                      int64_t dstFirst, int64_t count) {
+  size_t itemBytes = src.numBytes() / src.shape()[0];
+  std::memcpy(static_cast<char *>(dst.data()) + dstFirst * itemBytes,
+              static_cast<const char *>(src.data()) + srcFirst * itemBytes,
+              count * itemBytes);
+}
+
+/// Prints "name: value" of the recorded PyTorch figures.
+static void printReference(double images, double seconds) {
+  if (reference.empty())
+    return;
+  auto buf = llvm::MemoryBuffer::getFile(reference);
+  if (!buf)
+    return (void)fail(reference + ": cannot open");
+  llvm::Expected<llvm::json::Value> v = llvm::json::parse((*buf)->getBuffer());
+  if (!v || !v->getAsObject())
+    return (void)fail(reference + ": not a JSON object");
+  const llvm::json::Object &o = *v->getAsObject();
+  if (auto acc = o.getNumber("test_accuracy"))
+    llvm::outs() << llvm::format("  PyTorch accuracy (recorded at training): "
+                                 "%.4f\n",
+                                 *acc);
+  if (auto ips = o.getNumber("torch_images_per_s"))
+    llvm::outs() << llvm::format("  PyTorch images/s (recorded at training): "
+                                 "%.1f; attn-compile: %.1f\n",
+                                 *ips, images / seconds);
+}
+
+static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
+  // Weights first: a bad checkpoint should fail before compiling.
+  std::optional<Checkpoint> checkpoint;
+  if (!weightsFile.empty()) {
+    llvm::Expected<Checkpoint> c = readSafetensors(weightsFile);
+    if (!c)
+      return fail(c.takeError());
+    checkpoint = std::move(*c);
+  }
+  llvm::Expected<HostTensor> weights =
+      packWeights(model, checkpoint ? &*checkpoint : nullptr, seed);
+  if (!weights)
+    return fail(weights.takeError());
+
+  std::vector<HostTensor> inputs;
+  int64_t items = 0;
+  if (llvm::Error err = collectInputs(model, inputs, items))
+    return fail(std::move(err));
+  std::optional<HostTensor> labels;
+  if (!labelsFile.empty()) {
+    llvm::Expected<HostTensor> l = loadData(labelsFile, DType::i64, "labels");
+    if (!l)
+      return fail(l.takeError());
+    if (l->rank() != 1 || l->shape()[0] != items)
+      return fail(labelsFile + ": labels of shape " + l->typeString() +
+                  ", expected one per item (" + llvm::Twine(items) + ")");
+    labels = std::move(*l);
+  }
+
+  JitOptions options;
+  options.pipeline = fullPipeline();
+  options.configurePassManager = [](PassManager &pm) {
+    (void)applyPassManagerCLOptions(pm);
+    applyDefaultTimingPassManagerCLOptions(pm);
+  };
+  llvm::Expected<std::unique_ptr<JitModule>> jit =
+      JitModule::compile(module, options);
+  if (!jit)
+    return fail(jit.takeError());
+
+  // Chunks of `batch` items; each worker owns its input/output buffers.
+  int64_t b = model.batch();
+  int64_t chunks = model.chunkable() ? (items + b - 1) / b : 1;
+  const TensorSpec &outSpec = model.output();
+  llvm::SmallVector<int64_t> fullShape(outSpec.shape.begin(), outSpec.shape.end());
+  if (model.chunkable())
+    fullShape[0] = items;
+  HostTensor output(outSpec.dtype, fullShape);
+  unsigned numWorkers = std::max<unsigned>(1, std::min<int64_t>(workers, chunks));
+  struct Worker {
+    std::vector<HostTensor> in;
+    HostTensor out;
+    std::string error;
+  };
+  std::vector<Worker> ws(numWorkers);
+  for (Worker &w : ws) {
+    for (const TensorSpec &s : model.inputs())
+      w.in.emplace_back(s.dtype, s.shape);
+    w.out = HostTensor(outSpec.dtype, outSpec.shape);
+  }
+  auto runChunks = [&](unsigned id) {
+    Worker &w = ws[id];
+    std::vector<HostTensor *> args, results{&w.out};
+    for (HostTensor &t : w.in)
+      args.push_back(&t);
+    args.push_back(&*weights);
+    for (int64_t c = id; c < chunks && w.error.empty(); c += numWorkers) {
+      int64_t first = c * b, count = model.chunkable() ? std::min(b, items - first) : b;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (model.chunkable()) {
+          std::memset(w.in[i].data(), 0, w.in[i].numBytes());
+          copyItems(inputs[i], first, w.in[i], 0, count);
+        } else {
+          std::memcpy(w.in[i].data(), inputs[i].data(), w.in[i].numBytes());
+        }
+        if (llvm::Error err = model.validateInput(i, w.in[i])) {
+          w.error = llvm::toString(std::move(err));
+          return;
+        }
+      }
+      if (llvm::Error err = (*jit)->invoke("forward", args, results)) {
+        w.error = llvm::toString(std::move(err));
+        return;
+      }
+      if (model.chunkable())
+        copyItems(w.out, 0, output, first, count);
+      else
+        std::memcpy(output.data(), w.out.data(), output.numBytes());
+    }
+  };
+  double best = INFINITY;
+  for (unsigned r = 0; r < std::max(1u, unsigned(repeat)); ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (unsigned id = 1; id < numWorkers; ++id)
+      pool.emplace_back(runChunks, id);
+    runChunks(0);
+    for (std::thread &t : pool)
+      t.join();
+    best = std::min(best, secondsSince(t0));
+    for (Worker &w : ws)
+      if (!w.error.empty())
+        return fail(w.error);
+  }
+
+  const JitTimings &times = (*jit)->timings();
+  llvm::outs() << llvm::format(
+      "attn-compile: %s model %s (%zu weights, %lld parameters%s)\n",
+      model.kind().str().c_str(), specFile.c_str(), model.weights().size(),
+      (long long)model.packedWeightElements(),
+      checkpoint ? (" from " + weightsFile).c_str() : ", seeded");
+  llvm::outs() << llvm::format("  build IR  %8.3f s\n", buildSeconds);
+  llvm::outs() << llvm::format("  passes    %8.3f s  (%s)\n", times.lowering,
+                               options.pipeline.c_str());
+  llvm::outs() << llvm::format("  JIT       %8.3f s\n", times.translation);
+  llvm::outs() << llvm::format(
+      "  run       %8.3f s  %lld %s in %lld call(s) of %lld, %u worker(s): "
+      "%.1f %s/s\n",
+      best, (long long)items, model.itemName().str().c_str(), (long long)chunks,
+      (long long)b, numWorkers, items / best, model.itemName().str().c_str());
+  double sum = 0, absMax = 0;
+  int64_t nonFinite = 0;
+  for (int64_t i = 0; i < output.numElements(); ++i) {
+    double v = output.getDouble(i);
+    if (!std::isfinite(v)) {
+      ++nonFinite;
+      continue;
+    }
+    sum += v;
+    absMax = std::max(absMax, std::fabs(v));
+  }
+  llvm::outs() << llvm::format("  %s: %s  mean %.6g  absmax %.6g  non-finite %lld\n",
+                               outSpec.name.c_str(), output.typeString().c_str(),
+                               sum / std::max<int64_t>(1, output.numElements()),
+                               absMax, (long long)nonFinite);
+  if (labels) {
+    int64_t classes = output.shape().back(), correct = 0;
+    for (int64_t i = 0; i < items; ++i) {
+      const float *row = output.as<float>() + i * classes;
+      int64_t arg = std::max_element(row, row + classes) - row;
+      correct += arg == labels->getInt(i);
+    }
+    llvm::outs() << llvm::format("  accuracy: %.4f (%lld/%lld)\n",
+                                 double(correct) / items, (long long)correct,
+                                 (long long)items);
+  }
+  printReference(items, best);
+  if (!outputFile.empty())
+    if (llvm::Error err = writeNpy(outputFile, output))
+      return fail(std::move(err));
+  return nonFinite ? fail("the output holds non-finite values") : 0;
+}
+
+/// C type names of a memref descriptor of rank `rank`.
+static std::string descriptorName(const TensorSpec &t) {
+  return "attn_memref_" + dtypeName(t.dtype).str() + "_" +
+         std::to_string(t.shape.size()) + "d";
+}
+
+static const char *cType(DType t) {
+  switch (t) {
+  case DType::f32:
+    return "float";
+  case DType::f64:
+    return "double";
+  case DType::i32:
+    return "int32_t";
+  case DType::i64:
+    return "int64_t";
+  }
+  return "void";
+}
+
+/// The C header of --emit=obj: descriptor structs, the entry point and the
+/// packed weight layout.
+static void writeHeader(const Model &model, llvm::raw_ostream &os) {
+  std::vector<TensorSpec> args(model.inputs().begin(), model.inputs().end());
+  args.push_back({"weights", DType::f32, {model.packedWeightElements()}});
+  args.push_back(model.output());
+  os << "/* Generated by attn-compile from " << specFile
+     << ". Do not edit.\n"
+        " * Entry point of the " << model.kind()
+     << " model: every argument is a pointer to a memref descriptor;\n"
+        " * the result (last) is written by the call. Build with -O2 and link\n"
+        " * the object" << (threads != 1 ? " and -lomp (OpenMP)" : "")
+     << " and -lm. */\n"
+        "#ifndef ATTN_MODEL_H\n#define ATTN_MODEL_H\n#include <stdint.h>\n\n";
+  std::set<std::string> done;
+  for (const TensorSpec &t : args) {
+    std::string name = descriptorName(t);
+    if (!done.insert(name).second)
+      continue;
+    size_t r = t.shape.size();
+    os << "typedef struct {\n  " << cType(t.dtype) << " *allocated;\n  "
+       << cType(t.dtype) << " *aligned;\n  int64_t offset;\n  int64_t sizes["
+       << r << "];\n  int64_t strides[" << r << "];\n} " << name << ";\n\n";
+  }
+  for (const TensorSpec &t : args) {
+    os << "/* " << t.name << ": " << cType(t.dtype) << " " << t.shapeString()
+       << " */\n";
+    std::string upper = llvm::StringRef(t.name).upper();
+    os << "#define ATTN_" << upper << "_RANK " << t.shape.size() << "\n";
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      os << "#define ATTN_" << upper << "_DIM" << d << " " << t.shape[d]
+         << "\n";
+  }
+  os << "\nvoid _mlir_ciface_forward(";
+  for (size_t i = 0; i < args.size(); ++i)
+    os << (i ? ",\n                          " : "") << descriptorName(args[i])
+       << " *" << args[i].name;
+  os << ");\n\n/* The packed weights: name, offset (floats), element count. */\n"
+        "typedef struct { const char *name; int64_t offset, count; } "
+        "attn_weight_entry;\n"
+        "#define ATTN_NUM_WEIGHTS " << model.weights().size() << "\n"
+        "static const attn_weight_entry attn_weight_layout[] = {\n";
+  for (size_t i = 0; i < model.weights().size(); ++i)
+    os << "  {\"" << model.weights()[i].name << "\", " << model.weightOffset(i)
+       << ", " << model.weights()[i].numElements() << "},\n";
+  os << "};\n\n#endif /* ATTN_MODEL_H */\n";
+}
+
+/// LLVM IR, assembly or an object for the host CPU from the LLVM dialect.
+static int emitMachineCode(ModuleOp module, const Model &model) {
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return fail(builder.takeError());
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  auto machine = builder->createTargetMachine();
+  if (!machine)
+    return fail(machine.takeError());
+  ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
+                                                  machine->get());
+  std::string error;
+  auto out = openOutputFile(outFile, &error);
+  if (!out)
+    return fail(error);
+  if (emit == Emit::llvmIR) {
+    llvmModule->print(out->os(), nullptr);
+    out->keep();
+    return 0;
+  }
+  auto optimize = makeOptimizingTransformer(3, 0, machine->get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return fail(std::move(err));
+  llvm::legacy::PassManager codegen;
+  if ((*machine)->addPassesToEmitFile(codegen, out->os(), nullptr,
+                                      emit == Emit::obj
+                                          ? llvm::CodeGenFileType::ObjectFile
+                                          : llvm::CodeGenFileType::AssemblyFile))
+    return fail("the host target cannot emit this file type");
+  codegen.run(*llvmModule);
+  out->keep();
+  if (emit == Emit::obj) {
+    if (outFile == "-")
+      return fail("--emit=obj needs -o FILE (the header goes to FILE.h)");
+    std::string headerPath =
+        (llvm::sys::path::parent_path(outFile) + "/" +
+         llvm::sys::path::stem(outFile) + ".h")
+            .str();
+    if (llvm::sys::path::parent_path(outFile).empty())
+      headerPath = (llvm::sys::path::stem(outFile) + ".h").str();
+    auto header = openOutputFile(headerPath, &error);
+    if (!header)
+      return fail(error);
+    writeHeader(model, header->os());
+    header->keep();
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-compile: compile a model description (vit, transformer-encoder, "
+      "gpt, gat) through the attn pipelines; run it (--run) or write a stage "
+      "of the compilation (--emit)\n");
+  if (!run && emit == Emit::none && packedWeightsFile.empty())
+    return fail("nothing to do: give --run, --emit=STAGE or "
+                "--save-packed-weights");
+  if (pipelineName != "attn-cpu-pipeline" &&
+      pipelineName != "attn-reference-pipeline")
+    return fail("--pipeline must be attn-cpu-pipeline or "
+                "attn-reference-pipeline, got '" + pipelineName + "'");
+  if (batch < 0 || blockQ < 1 || blockK < 1 || gatEdgeBlock < 1 || threads < 0)
+    return fail("--batch, --block-q, --block-k and --gat-edge-block must be "
+                "positive and --threads non-negative");
+
+  auto t0 = std::chrono::steady_clock::now();
+  ModelOverrides overrides;
+  overrides.batch = batch;
+  llvm::Expected<std::unique_ptr<Model>> model = Model::load(specFile, overrides);
+  if (!model)
+    return fail(model.takeError());
+
+  if (!packedWeightsFile.empty()) {
+    std::optional<Checkpoint> checkpoint;
+    if (!weightsFile.empty()) {
+      llvm::Expected<Checkpoint> c = readSafetensors(weightsFile);
+      if (!c)
+        return fail(c.takeError());
+      checkpoint = std::move(*c);
+    }
+    llvm::Expected<HostTensor> packed =
+        packWeights(**model, checkpoint ? &*checkpoint : nullptr, seed);
+    if (!packed)
+      return fail(packed.takeError());
+    std::error_code ec;
+    llvm::raw_fd_ostream os(packedWeightsFile, ec);
+    if (ec)
+      return fail(packedWeightsFile + ": " + ec.message());
+    os.write(static_cast<const char *>(packed->data()), packed->numBytes());
+  }
+
+  DialectRegistry registry;
+  registerRuntimeDialects(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = (*model)->build(ctx);
+  if (failed(verify(*module)))
+    return fail("the generated module does not verify (a bug: please "
+                "report it with the description)");
+  double buildSeconds = secondsSince(t0);
+
+  if (run) {
+    OwningOpRef<ModuleOp> copy = module->clone();
+    if (int rc = runModel(**model, *copy, buildSeconds))
+      return rc;
+  }
+  if (emit == Emit::none)
+    return 0;
+
+  // The emitted entry point has the runtime's C interface.
+  for (auto func : module->getOps<func::FuncOp>())
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  UnitAttr::get(&ctx));
+  if (emit != Emit::attn &&
+      failed(runPipeline(*module, emit == Emit::linalg ? attnLowerings()
+                                                       : fullPipeline())))
+    return fail("lowering failed (see the diagnostics above)");
+  if (emit == Emit::attn || emit == Emit::linalg || emit == Emit::llvm) {
+    std::string error;
+    auto out = openOutputFile(outFile, &error);
+    if (!out)
+      return fail(error);
+    module->print(out->os());
+    out->keep();
+    return 0;
+  }
+  return emitMachineCode(*module, **model);
+}
