@@ -7,6 +7,9 @@ Debian's dataset-fashion-mnist, and writes:
   models/vit-fashion-mnist.safetensors   the trained weights (F32)
   models/vit-fashion-mnist.torch.json    PyTorch's test accuracy and images/s,
                                          recorded at training time
+With --evaluate it trains nothing: it loads the .safetensors into
+torchvision's model and prints PyTorch's accuracy and images/s on the test
+set (what the README's main job compares attn-compile with, in the same run).
 Run with Debian's Python: /usr/bin/python3 scripts/train-vit-fashion-mnist.py
 """
 import argparse
@@ -33,7 +36,11 @@ def main():
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", default=os.path.join(ROOT, "models", "vit-fashion-mnist"))
+    p.add_argument("--evaluate", action="store_true",
+                   help="only evaluate the trained weights (OUT.safetensors) with PyTorch")
     args = p.parse_args()
+    if args.evaluate:
+        return evaluate_only(args)
 
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
@@ -81,6 +88,19 @@ def main():
         json.dump(record, f, indent=2)
         f.write("\n")
     print(json.dumps(record))
+
+
+def evaluate_only(args):
+    torch.set_num_threads(args.threads)
+    spec = json.load(open(args.spec))
+    model = attn_torch.build_vit(spec)
+    model.load_state_dict(attn_torch.read_safetensors(args.out + ".safetensors"))
+    test_x, test_y = attn_torch.load_fashion_mnist(args.data, "t10k")
+    test_x = attn_torch.normalize(test_x, spec)
+    attn_torch.evaluate(model, test_x[:1000], test_y[:1000])  # warm-up
+    acc, ips = attn_torch.evaluate(model, test_x, test_y, batch=spec.get("batch", 100))
+    print(f"PyTorch {torch.__version__} ({args.threads} threads, batch {spec.get('batch', 100)}): "
+          f"accuracy {acc:.4f} ({round(acc * len(test_y))}/{len(test_y)}), {ips:.1f} images/s")
 
 
 if __name__ == "__main__":

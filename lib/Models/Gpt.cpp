@@ -137,7 +137,9 @@ std::unique_ptr<Model> mlir::attn::parseGpt(SpecReader &spec,
   m->layers = spec.integer("n_layer");
   m->heads = spec.integer("n_head");
   m->seqLen = spec.integer("seq_len");
-  m->batchSize = o.batch ? o.batch : spec.integer("batch", 1);
+  m->batchSize = spec.integer("batch", 1);
+  if (o.batch)
+    m->batchSize = o.batch;
   m->eps = spec.number("layer_norm_epsilon", 1e-5);
   if (spec.failed())
     return m;

@@ -137,7 +137,9 @@ mlir::attn::parseTransformerEncoder(SpecReader &spec, const ModelOverrides &o) {
   m->ffn = spec.integer("dim_feedforward");
   m->layers = spec.integer("layers");
   m->seqLen = spec.integer("seq_len");
-  m->batchSize = o.batch ? o.batch : spec.integer("batch", 1);
+  m->batchSize = spec.integer("batch", 1);
+  if (o.batch)
+    m->batchSize = o.batch;
   m->batchFirst = spec.boolean("batch_first", true);
   m->normFirst = spec.boolean("norm_first", false);
   m->activation = spec.choice("activation", {"relu", "gelu"},

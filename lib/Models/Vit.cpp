@@ -191,7 +191,9 @@ std::unique_ptr<Model> mlir::attn::parseVit(SpecReader &spec,
   m->mlp = spec.integer("mlp_dim");
   m->classes = spec.integer("classes");
   m->eps = spec.number("layer_norm_eps", 1e-6);
-  m->batchSize = o.batch ? o.batch : spec.integer("batch", 1);
+  m->batchSize = spec.integer("batch", 1);
+  if (o.batch)
+    m->batchSize = o.batch;
   m->attention = spec.choice("attention", {"dense", "local", "relative"},
                              llvm::StringRef("dense"));
   if (m->attention == "local")

@@ -58,7 +58,7 @@ std::vector<std::string> JitOptions::defaultSharedLibs() {
 /// of fresh pages is slow in these VMs (measured ~2.9 GB/s; a 100k-node GAT
 /// call went from 574 ms to 158 ms). Keeping freed memory in the heap makes
 /// repeated calls reuse warm pages.
-static void initializeOnce() {
+void mlir::attn::initializeRuntime() {
   static std::once_flag flag;
   std::call_once(flag, [] {
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
@@ -94,7 +94,7 @@ static llvm::Error captureDiagnostics(MLIRContext *ctx, llvm::StringRef what,
 
 llvm::Expected<std::unique_ptr<JitModule>>
 JitModule::compile(ModuleOp module, const JitOptions &options) {
-  initializeOnce();
+  initializeRuntime();
   std::unique_ptr<JitModule> jit(new JitModule());
   MLIRContext *ctx = module.getContext();
 

@@ -33,6 +33,11 @@ namespace mlir::attn {
 /// pipelines need, plus the attn dialect.
 void registerRuntimeDialects(DialectRegistry &registry);
 
+/// Registers the passes and pipelines (upstream and attn) and the native
+/// target, once per process; makes freed memory stay in the heap. compile()
+/// calls it; tools that run pipelines themselves call it first.
+void initializeRuntime();
+
 /// Maps a tensor element type to a host dtype, if supported.
 std::optional<DType> dtypeOf(Type elementType);
 

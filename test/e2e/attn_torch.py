@@ -47,6 +47,23 @@ def write_safetensors(path, tensors, metadata=None):
             f.write(b)
 
 
+def read_safetensors(path):
+    """Reads a .safetensors file (F32/F64/I64/I32) into a dict of tensors."""
+    dtypes = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "I32": np.int32}
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        arr = np.frombuffer(data[b:end], dtype=dtypes[e["dtype"]]).reshape(e["shape"])
+        out[name] = torch.from_numpy(arr.copy())
+    return out
+
+
 def read_idx(path):
     """Reads an IDX file (optionally .gz): the format of (Fashion-)MNIST."""
     opener = gzip.open if path.endswith(".gz") else open

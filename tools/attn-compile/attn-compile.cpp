@@ -503,7 +503,8 @@ static const char *cType(DType t) {
 
 /// The C header of --emit=obj: descriptor structs, the entry point and the
 /// packed weight layout.
-static void writeHeader(const Model &model, llvm::raw_ostream &os) {
+static void writeHeader(const Model &model, bool needsRunnerUtils,
+                        llvm::raw_ostream &os) {
   std::vector<TensorSpec> args(model.inputs().begin(), model.inputs().end());
   args.push_back({"weights", DType::f32, {model.packedWeightElements()}});
   args.push_back(model.output());
@@ -511,9 +512,12 @@ static void writeHeader(const Model &model, llvm::raw_ostream &os) {
      << ". Do not edit.\n"
         " * Entry point of the " << model.kind()
      << " model: every argument is a pointer to a memref descriptor;\n"
-        " * the result (last) is written by the call. Build with -O2 and link\n"
-        " * the object" << (threads != 1 ? " and -lomp (OpenMP)" : "")
-     << " and -lm. */\n"
+        " * the result (last) is written by the call. Link the object with -lm"
+     << (needsRunnerUtils ? "\n * and MLIR's C runner utilities (memrefCopy): "
+                            "-L" ATTN_LLVM_LIB_DIR " -lmlir_c_runner_utils"
+                          : "")
+     << (threads != 1 ? "\n * and the OpenMP runtime: -lomp" : "")
+     << ". */\n"
         "#ifndef ATTN_MODEL_H\n#define ATTN_MODEL_H\n#include <stdint.h>\n\n";
   std::set<std::string> done;
   for (const TensorSpec &t : args) {
@@ -598,7 +602,8 @@ static int emitMachineCode(ModuleOp module, const Model &model) {
     auto header = openOutputFile(headerPath, &error);
     if (!header)
       return fail(error);
-    writeHeader(model, header->os());
+    writeHeader(model, llvmModule->getFunction("memrefCopy") != nullptr,
+                header->os());
     header->keep();
   }
   return 0;
@@ -606,8 +611,7 @@ static int emitMachineCode(ModuleOp module, const Model &model) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  initializeRuntime();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
