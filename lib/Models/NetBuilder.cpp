@@ -70,17 +70,7 @@ Value NetBuilder::flatten(Value x) {
 }
 
 Value NetBuilder::transpose(Value x, ArrayRef<unsigned> perm) {
-  ArrayRef<int64_t> shape = getShape(x);
-  SmallVector<int64_t> outShape;
-  SmallVector<unsigned> inputDims(perm.size());
-  for (unsigned d = 0; d < perm.size(); ++d) {
-    outShape.push_back(shape[perm[d]]);
-    inputDims[perm[d]] = d;
-  }
-  return buildElementwise(
-      b, loc, empty(outShape), {x},
-      {dimsMap(b.getContext(), perm.size(), inputDims)},
-      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  return buildTranspose(b, loc, x, perm);
 }
 
 Value NetBuilder::addBroadcast(Value x, Value bias, ArrayRef<unsigned> biasDims) {
@@ -91,43 +81,14 @@ Value NetBuilder::addBroadcast(Value x, Value bias, ArrayRef<unsigned> biasDims)
   return buildBroadcastAdd(b, loc, x, bias, dimsMap(b.getContext(), rank, dims));
 }
 
-/// y = x @ rhs (+ bias), rhs in x out, over the last dim of x.
-static Value matmulRows(NetBuilder &net, Value x, Value rhs, Value bias) {
-  OpBuilder &b = net.builder();
-  Location loc = net.getLoc();
-  MLIRContext *ctx = b.getContext();
-  SmallVector<int64_t> shape(getShape(x));
-  int64_t in = shape.back(), out = getShape(rhs)[1];
-  int64_t rows = 1;
-  for (int64_t d : ArrayRef<int64_t>(shape).drop_back())
-    rows *= d;
-  Value x2 = net.reshape(x, {rows, in});
-  Value init;
-  if (bias) {
-    init = buildElementwise(
-        b, loc, net.empty({rows, out}), {bias}, {dimsMap(ctx, 2, {1})},
-        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
-  } else {
-    Value zero = buildFloatConstant(b, loc, net.f32(), 0.0);
-    init = linalg::FillOp::create(b, loc, zero, net.empty({rows, out}))
-               .getResult(0);
-  }
-  // dims (r, o, i): y[r, o] += x[r, i] * rhs[i, o]
-  Value y = buildContractionInto(b, loc, x2, dimsMap(ctx, 3, {0, 2}), rhs,
-                                 dimsMap(ctx, 3, {2, 1}), init,
-                                 dimsMap(ctx, 3, {0, 1}));
-  shape.back() = out;
-  return net.reshape(y, shape);
-}
-
 Value NetBuilder::linear(Value x, Value w, Value bias) {
   // Transposing the (small) weight once per call makes the contraction read
   // both operands along contiguous rows.
-  return matmulRows(*this, x, transpose(w, {1, 0}), bias);
+  return buildMatmul(b, loc, x, transpose(w, {1, 0}), bias);
 }
 
 Value NetBuilder::conv1d(Value x, Value w, Value bias) {
-  return matmulRows(*this, x, w, bias);
+  return buildMatmul(b, loc, x, w, bias);
 }
 
 Value NetBuilder::rowSum(

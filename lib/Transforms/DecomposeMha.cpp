@@ -1,9 +1,10 @@
 //===- DecomposeMha.cpp - attn.mha to projections + attn.sdpa -------------===//
 //
-// Splits the packed in-projection into its Q, K and V blocks and writes each
-// projection straight into the head-split B x H x L x hd layout (one generic
-// per projection, no transposes), calls attn.sdpa with the op's mask options,
-// and merges heads inside the out-projection contraction.
+// Projects with 2-d contractions over all B*L rows (one for Q, K and V
+// together in self-attention, the packed weight transposed once so both
+// operands are read along rows), splits heads into the B x H x L x hd layout
+// of attn.sdpa, calls it with the op's mask options, merges heads and applies
+// the out-projection as one more 2-d contraction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,25 +58,42 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
     int64_t heads = op.getNumHeads(), kvHeads = op.getKvHeads();
     int64_t hd = dim / heads, kvDim = kvHeads * hd;
 
-    // Projects x (B x L x D) with rows [offset, offset + nh*hd) of the packed
-    // weight/bias into B x nh x L x hd; dims (b, h, l, c, d).
-    auto project = [&](Value x, int64_t len, int64_t offset, int64_t nh) {
-      Value w = sliceRows(rewriter, loc, op.getInProjWeight(), offset, nh * hd);
-      Value w3 = buildExpand(rewriter, loc, w, {nh, hd, dim}, {{0, 1}, {2}});
-      Value y =
-          buildContraction(rewriter, loc, x, dimsMap(ctx, 5, {0, 2, 4}), w3,
-                           dimsMap(ctx, 5, {1, 3, 4}), {b, nh, len, hd},
-                           dimsMap(ctx, 5, {0, 1, 2, 3}));
-      if (Value packedBias = op.getInProjBias()) {
-        Value bias = sliceRows(rewriter, loc, packedBias, offset, nh * hd);
-        Value bias2 = buildExpand(rewriter, loc, bias, {nh, hd}, {{0, 1}});
-        y = buildBroadcastAdd(rewriter, loc, y, bias2, dimsMap(ctx, 4, {1, 3}));
-      }
-      return y;
+    // Projects x (B x L x D) with rows [offset, offset + n) of the packed
+    // weight/bias: one 2-d contraction over all B*L rows, B x L x n.
+    auto project = [&](Value x, int64_t offset, int64_t n) {
+      Value w = sliceRows(rewriter, loc, op.getInProjWeight(), offset, n);
+      Value bias;
+      if (Value packedBias = op.getInProjBias())
+        bias = sliceRows(rewriter, loc, packedBias, offset, n);
+      return buildMatmul(rewriter, loc, x,
+                         buildTranspose(rewriter, loc, w, {1, 0}), bias);
     };
-    Value qh = project(op.getQuery(), lq, 0, heads);
-    Value kh = project(op.getKey(), lk, dim, kvHeads);
-    Value vh = project(op.getValue(), lk, dim + kvDim, kvHeads);
+    // Columns [offset, offset + nh*hd) of a projection y (B x L x n) as
+    // B x nh x L x hd; dims (b, h, l, c) read y[b, l, offset + h*hd + c].
+    auto splitHeads = [&](Value y, int64_t offset, int64_t nh, int64_t len) {
+      AffineExpr bd, h, l, c;
+      bindDims(ctx, bd, h, l, c);
+      AffineMap read = AffineMap::get(4, 0, {bd, l, h * hd + c + offset}, ctx);
+      Value init = tensor::EmptyOp::create(
+          rewriter, loc, {b, nh, len, hd},
+          cast<RankedTensorType>(y.getType()).getElementType());
+      return buildElementwise(
+          rewriter, loc, init, {y}, {read},
+          [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    };
+    Value qh, kh, vh;
+    if (op.getQuery() == op.getKey() && op.getKey() == op.getValue()) {
+      // Self-attention: one projection with the whole packed weight.
+      Value y = project(op.getQuery(), 0, dim + 2 * kvDim);
+      qh = splitHeads(y, 0, heads, lq);
+      kh = splitHeads(y, dim, kvHeads, lk);
+      vh = splitHeads(y, dim + kvDim, kvHeads, lk);
+    } else {
+      qh = splitHeads(project(op.getQuery(), 0, dim), 0, heads, lq);
+      kh = splitHeads(project(op.getKey(), dim, kvDim), 0, kvHeads, lk);
+      vh = splitHeads(project(op.getValue(), dim + kvDim, kvDim), 0, kvHeads,
+                      lk);
+    }
 
     Type f = cast<RankedTensorType>(op.getQuery().getType()).getElementType();
     auto attnType = RankedTensorType::get({b, heads, lq, hd}, f);
@@ -88,15 +106,15 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
                        op.getScaleAttr())
             .getOutput();
 
-    // out[b,l,o] = sum_{h,c} attn[b,h,l,c] * Wout[o, h*hd + c]; dims
-    // (b,l,o,h,c).
-    Value wOut = buildExpand(rewriter, loc, op.getOutProjWeight(),
-                             {dim, heads, hd}, {{0}, {1, 2}});
-    Value out = buildContraction(
-        rewriter, loc, attn, dimsMap(ctx, 5, {0, 3, 1, 4}), wOut,
-        dimsMap(ctx, 5, {2, 3, 4}), {b, lq, dim}, dimsMap(ctx, 5, {0, 1, 2}));
-    if (Value bias = op.getOutProjBias())
-      out = buildBroadcastAdd(rewriter, loc, out, bias, dimsMap(ctx, 3, {2}));
+    // Merge heads (B x L x H x hd = B x L x D), then one 2-d contraction
+    // with the out-projection.
+    Value merged = buildCollapse(
+        rewriter, loc, buildTranspose(rewriter, loc, attn, {0, 2, 1, 3}),
+        {{0}, {1}, {2, 3}});
+    Value out = buildMatmul(
+        rewriter, loc, merged,
+        buildTranspose(rewriter, loc, op.getOutProjWeight(), {1, 0}),
+        op.getOutProjBias());
     rewriter.replaceOp(op, out);
     return success();
   }

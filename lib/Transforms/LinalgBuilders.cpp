@@ -105,6 +105,57 @@ Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
   return buildContractionInto(b, loc, lhs, lhsMap, rhs, rhsMap, init, outMap);
 }
 
+Value mlir::attn::buildTranspose(OpBuilder &b, Location loc, Value x,
+                                 ArrayRef<unsigned> perm) {
+  ArrayRef<int64_t> shape = getShape(x);
+  SmallVector<int64_t> outShape;
+  SmallVector<unsigned> inputDims(perm.size());
+  for (unsigned d = 0; d < perm.size(); ++d) {
+    outShape.push_back(shape[perm[d]]);
+    inputDims[perm[d]] = d;
+  }
+  Type elem = cast<RankedTensorType>(x.getType()).getElementType();
+  return buildElementwise(
+      b, loc, tensor::EmptyOp::create(b, loc, outShape, elem), {x},
+      {dimsMap(b.getContext(), perm.size(), inputDims)},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+}
+
+Value mlir::attn::buildMatmul(OpBuilder &b, Location loc, Value x, Value rhs,
+                              Value bias) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> shape(getShape(x));
+  Type elem = cast<RankedTensorType>(x.getType()).getElementType();
+  int64_t in = shape.back(), out = getShape(rhs)[1], rows = 1;
+  for (int64_t d : ArrayRef<int64_t>(shape).drop_back())
+    rows *= d;
+  SmallVector<SmallVector<int64_t, 2>> toRows(2);
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    toRows[0].push_back(d);
+  toRows[1].push_back(shape.size() - 1);
+  Value x2 = shape.size() == 2 ? x : buildCollapse(b, loc, x, toRows);
+  if (shape.size() == 1)
+    x2 = buildExpand(b, loc, x, {1, in}, {{0, 1}});
+  Value empty = tensor::EmptyOp::create(b, loc, {rows, out}, elem);
+  Value init =
+      bias ? buildElementwise(
+                 b, loc, empty, {bias}, {dimsMap(ctx, 2, {1})},
+                 [](OpBuilder &, Location, ValueRange args) { return args[0]; })
+           : linalg::FillOp::create(b, loc,
+                                    buildFloatConstant(b, loc, elem, 0.0), empty)
+                 .getResult(0);
+  // dims (r, o, i): y[r, o] += x[r, i] * rhs[i, o]
+  Value y = buildContractionInto(b, loc, x2, dimsMap(ctx, 3, {0, 2}), rhs,
+                                 dimsMap(ctx, 3, {2, 1}), init,
+                                 dimsMap(ctx, 3, {0, 1}));
+  shape.back() = out;
+  if (shape.size() == 2)
+    return y;
+  if (shape.size() == 1)
+    return buildCollapse(b, loc, y, {{0, 1}});
+  return buildExpand(b, loc, y, shape, toRows);
+}
+
 Value mlir::attn::buildElementwise(
     OpBuilder &b, Location loc, Value init, ValueRange inputs,
     ArrayRef<AffineMap> inputMaps,

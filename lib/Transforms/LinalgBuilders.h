@@ -56,6 +56,17 @@ Value buildElementwise(
     ArrayRef<AffineMap> inputMaps,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
+/// The transpose of `x`: dim `d` of the result is dim `perm[d]` of `x`.
+Value buildTranspose(OpBuilder &b, Location loc, Value x,
+                     ArrayRef<unsigned> perm);
+
+/// `x @ rhs (+ bias)` over the last dim of `x` (any rank), with `rhs` of shape
+/// in x out and `bias` (optional) of shape out. Computed as one 2-d
+/// contraction over all rows of `x` (rows x in times in x out, the bias as
+/// its initial value), so register tiles span rows of every batch and both
+/// operands are read along contiguous rows.
+Value buildMatmul(OpBuilder &b, Location loc, Value x, Value rhs, Value bias);
+
 /// Returns `value + bias[biasMap]` elementwise over `value`'s shape.
 Value buildBroadcastAdd(OpBuilder &b, Location loc, Value value, Value bias,
                         AffineMap biasMap);

@@ -59,11 +59,16 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
 def AttnDecomposeMha : Pass<"attn-decompose-mha"> {
   let summary = "Decompose attn.mha into projections and attn.sdpa";
   let description = [{
-    Rewrites `attn.mha` as three projections (the row blocks `[Wq; Wk; Wv]`
-    of the packed `in_proj_weight`, plus biases), an `attn.sdpa` with the
-    mha's mask options, and the output projection. Each projection writes the
-    head-split `B x heads x L x hd` layout directly, and the out-projection
-    contracts over (head, hd), so no transposes are materialised.
+    Rewrites `attn.mha` as projections (the row blocks `[Wq; Wk; Wv]` of the
+    packed `in_proj_weight`, plus biases), an `attn.sdpa` with the mha's mask
+    options, and the output projection. Each projection is one 2-d
+    contraction over all `B*L` rows against the transposed weight block (the
+    bias broadcast as its initial value), so register tiles span rows of
+    every batch element and both operands are read along rows; in
+    self-attention (query, key and value are one value) Q, K and V come from
+    a single contraction with the whole packed weight. Heads are split by a
+    copy into the `B x heads x L x hd` layout of `attn.sdpa`, merged back by
+    another, and the out-projection is one more 2-d contraction.
 
     Before:
 
@@ -78,11 +83,14 @@ def AttnDecomposeMha : Pass<"attn-decompose-mha"> {
     After (abridged):
 
     ```mlir
-    %wq = tensor.extract_slice %w[0, 0] [16, 16] [1, 1]
-    %q  = linalg.generic ... -> tensor<1x2x8x8xf32>      // + bias
-    ... %k, %v likewise from rows [16, 32) and [32, 48)
+    %wt = linalg.generic ins(%w : tensor<48x16xf32>) -> tensor<16x48xf32>
+    %x2 = tensor.collapse_shape %x [[0, 1], [2]] -> tensor<8x16xf32>
+    %p  = linalg.generic ins(%x2, %wt ...) outs(%bias_rows) -> tensor<8x48xf32>
+    %q  = linalg.generic ins(%p3 ...) -> tensor<1x2x8x8xf32>  // columns [0, 16)
+    ... %k, %v likewise from columns [16, 32) and [32, 48)
     %o  = attn.sdpa %q, %k, %v : ... -> tensor<1x2x8x8xf32>
-    %y  = linalg.generic ins(%o, %wo3 ...) -> tensor<1x8x16xf32>  // + bias
+    %m  = linalg.generic ins(%o ...) -> tensor<1x8x2x8xf32>   // merge heads
+    %y  = linalg.generic ins(%m2, %wot ...) -> tensor<8x16xf32>  // + bias
     ```
   }];
   let dependentDialects = [

@@ -1,25 +1,28 @@
 // RUN: attn-opt %s --split-input-file --attn-decompose-mha --mlir-print-local-scope | FileCheck %s
 
-// The packed in-projection is split into row blocks; each projection writes
-// B x heads x L x hd directly; the mask options reach the attn.sdpa; the
-// out-projection contracts over (head, hd).
+// Self-attention projects Q, K and V with one 2-d contraction over all B*L
+// rows against the transposed packed weight (its bias as the initial
+// value); heads are split by reading column blocks into B x heads x L x hd;
+// the mask options reach the attn.sdpa; heads are merged and the
+// out-projection is one more 2-d contraction.
 
 // CHECK-LABEL: func @gqa_causal
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<2x5x16xf32>, %[[W:[a-z0-9]+]]: tensor<32x16xf32>, %[[B:[a-z0-9]+]]: tensor<32xf32>, %[[WO:[a-z0-9]+]]: tensor<16x16xf32>, %[[BO:[a-z0-9]+]]: tensor<16xf32>, %[[LEN:[a-z0-9]+]]: tensor<2xi32>)
-// CHECK: %[[WQ:.+]] = tensor.extract_slice %[[W]][0, 0] [16, 16] [1, 1]
-// CHECK: %[[WQ3:.+]] = tensor.expand_shape %[[WQ]] {{\[}}[0, 1], [2]] output_shape [4, 4, 16]
-// CHECK: %[[QP:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>]{{.*}} ins(%[[X]], %[[WQ3]] :
-// CHECK: %[[BQ:.+]] = tensor.extract_slice %[[B]][0] [16] [1]
-// CHECK: %[[Q:.+]] = linalg.generic {{.*}} ins(%[[QP]], %{{.+}} : tensor<2x4x5x4xf32>, tensor<4x4xf32>)
-// CHECK: tensor.extract_slice %[[W]][16, 0] [8, 16] [1, 1]
-// CHECK: %[[K:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<2x2x5x4xf32>, tensor<2x4xf32>)
-// CHECK: tensor.extract_slice %[[W]][24, 0] [8, 16] [1, 1]
-// CHECK: %[[V:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<2x2x5x4xf32>, tensor<2x4xf32>)
+// CHECK: %[[WT:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>]{{.*}} ins(%[[W]] : tensor<32x16xf32>) outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK: %[[XR:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<2x5x16xf32> into tensor<10x16xf32>
+// CHECK: %[[BI:.+]] = linalg.generic {{.*}} ins(%[[B]] : tensor<32xf32>) outs(%{{.+}} : tensor<10x32xf32>)
+// CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XR]], %[[WT]] : tensor<10x16xf32>, tensor<16x32xf32>) outs(%[[BI]] : tensor<10x32xf32>)
+// CHECK: %[[P3:.+]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [2, 5, 32]
+// CHECK: %[[Q:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1 * 4 + d3)>, {{.*}} ins(%[[P3]] : tensor<2x5x32xf32>) outs(%{{.+}} : tensor<2x4x5x4xf32>)
+// CHECK: %[[K:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1 * 4 + d3 + 16)>, {{.*}} ins(%[[P3]] : tensor<2x5x32xf32>) outs(%{{.+}} : tensor<2x2x5x4xf32>)
+// CHECK: %[[V:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1 * 4 + d3 + 24)>, {{.*}} ins(%[[P3]] : tensor<2x5x32xf32>) outs(%{{.+}} : tensor<2x2x5x4xf32>)
 // CHECK: %[[O:.+]] = attn.sdpa %[[Q]], %[[K]], %[[V]] kv_lengths(%[[LEN]]) {mask = #attn.mask<causal>, scale = 5.000000e-01 : f64} : (tensor<2x4x5x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x4xf32>, tensor<2xi32>) -> tensor<2x4x5x4xf32>
-// CHECK: %[[WO3:.+]] = tensor.expand_shape %[[WO]] {{\[}}[0], [1, 2]] output_shape [16, 4, 4]
-// CHECK: %[[Y:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[O]], %[[WO3]] :
-// CHECK: %[[YB:.+]] = linalg.generic {{.*}} ins(%[[Y]], %[[BO]] :
-// CHECK: return %[[YB]]
+// CHECK: %[[M:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, {{.*}} ins(%[[O]] : tensor<2x4x5x4xf32>) outs(%{{.+}} : tensor<2x5x4x4xf32>)
+// CHECK: %[[WOT:.+]] = linalg.generic {{.*}} ins(%[[WO]] : tensor<16x16xf32>)
+// CHECK: %[[BOI:.+]] = linalg.generic {{.*}} ins(%[[BO]] : tensor<16xf32>) outs(%{{.+}} : tensor<10x16xf32>)
+// CHECK: %[[Y:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[WOT]] : tensor<10x16xf32>, tensor<16x16xf32>) outs(%[[BOI]] : tensor<10x16xf32>)
+// CHECK: %[[Y3:.+]] = tensor.expand_shape %[[Y]] {{\[}}[0, 1], [2]] output_shape [2, 5, 16]
+// CHECK: return %[[Y3]]
 func.func @gqa_causal(%x: tensor<2x5x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>, %wo: tensor<16x16xf32>, %bo: tensor<16xf32>, %len: tensor<2xi32>) -> tensor<2x5x16xf32> {
   %y = attn.mha %x, %x, %x in_proj(%w, %b) out_proj(%wo, %bo) kv_lengths(%len)
       {num_heads = 4 : i64, num_kv_heads = 2 : i64, mask = #attn.mask<causal>, scale = 0.5 : f64}
@@ -29,14 +32,18 @@ func.func @gqa_causal(%x: tensor<2x5x16xf32>, %w: tensor<32x16xf32>, %b: tensor<
 
 // -----
 
-// Cross-attention without biases (Lq != Lk): no bias generics.
+// Cross-attention without biases (Lq != Lk): separate Q, K and V
+// projections (each from its own row block), zero-filled accumulators.
 
 // CHECK-LABEL: func @cross_no_bias
 // CHECK-COUNT-3: tensor.extract_slice
+// CHECK-NOT: tensor.extract_slice
 // CHECK: attn.sdpa {{.*}} -> tensor<1x2x3x4xf32>
+// CHECK: linalg.fill
 // CHECK: %[[Y:.+]] = linalg.generic
-// CHECK: } -> tensor<1x3x8xf32>
-// CHECK-NEXT: return %[[Y]]
+// CHECK: } -> tensor<3x8xf32>
+// CHECK-NEXT: %[[Y3:.+]] = tensor.expand_shape %[[Y]]
+// CHECK-NEXT: return %[[Y3]]
 func.func @cross_no_bias(%q: tensor<1x3x8xf32>, %kv: tensor<1x7x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<1x3x8xf32> {
   %y = attn.mha %q, %kv, %kv in_proj(%w) out_proj(%wo) {num_heads = 2 : i64}
       : (tensor<1x3x8xf32>, tensor<1x7x8xf32>, tensor<1x7x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<1x3x8xf32>
