@@ -146,9 +146,9 @@ static cl::opt<unsigned> repeat("repeat",
                                 cl::init(1), cl::cat(category));
 static cl::opt<std::string>
     reference("reference",
-              cl::desc("A JSON file whose \"test_accuracy\" and "
-                       "\"torch_images_per_s\" (recorded by the training "
-                       "script) are printed next to the results"),
+              cl::desc("A JSON file whose \"test_accuracy\" (recorded by "
+                       "the training script) is printed next to the "
+                       "accuracy"),
               cl::value_desc("FILE.json"), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
@@ -307,8 +307,8 @@ static void copyItems(const HostTensor &src, int64_t srcFirst, HostTensor &dst,
               count * itemBytes);
 }
 
-/// Prints "name: value" of the recorded PyTorch figures.
-static void printReference(double images, double seconds) {
+/// Prints the PyTorch accuracy recorded in --reference.
+static void printReference() {
   if (reference.empty())
     return;
   auto buf = llvm::MemoryBuffer::getFile(reference);
@@ -317,15 +317,10 @@ static void printReference(double images, double seconds) {
   llvm::Expected<llvm::json::Value> v = llvm::json::parse((*buf)->getBuffer());
   if (!v || !v->getAsObject())
     return (void)fail(reference + ": not a JSON object");
-  const llvm::json::Object &o = *v->getAsObject();
-  if (auto acc = o.getNumber("test_accuracy"))
+  if (auto acc = v->getAsObject()->getNumber("test_accuracy"))
     llvm::outs() << llvm::format("  PyTorch accuracy (recorded at training): "
                                  "%.4f\n",
                                  *acc);
-  if (auto ips = o.getNumber("torch_images_per_s"))
-    llvm::outs() << llvm::format("  PyTorch images/s (recorded at training): "
-                                 "%.1f; attn-compile: %.1f\n",
-                                 *ips, images / seconds);
 }
 
 static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
@@ -474,7 +469,7 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
                                  double(correct) / items, (long long)correct,
                                  (long long)items);
   }
-  printReference(items, best);
+  printReference();
   if (!outputFile.empty())
     if (llvm::Error err = writeNpy(outputFile, output))
       return fail(std::move(err));
