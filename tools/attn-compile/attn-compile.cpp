@@ -611,7 +611,13 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
-  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  // MLIR's pass-manager, timing and printing options (--mlir-print-ir-*,
+  // --mlir-timing, ...) are attn-compile options too; LLVM's are hidden.
+  static cl::OptionCategory mlirCategory("MLIR options (as in attn-opt)");
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.first.starts_with("mlir-"))
+      entry.second->addCategory(mlirCategory);
+  cl::HideUnrelatedOptions({&category, &mlirCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "attn-compile: compile a model description (vit, transformer-encoder, "
