@@ -27,12 +27,20 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     pm.addNestedPass<func::FuncOp>(attn::createAttnVectorize());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    // Accumulators of reduction loops: the tile's transfer_read/write pair on
+    // the loop-carried tensor moves out of the loop and the vector is carried
+    // instead (on buffers, hoisting is defeated by any reshape of the result).
+    pm.addPass(createLoopInvariantSubsetHoistingPass());
+    pm.addPass(createCanonicalizerPass()); // drops pass-through iter_args
   }
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Results written into tensor.empty and then inserted into a larger
+  // tensor (a GAT node's output row) are written in place.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   if (outParams) {
     bufferization::BufferResultsToOutParamsPassOptions options;
@@ -60,22 +68,19 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     openmp.numThreads = static_cast<unsigned>(threads);
     pm.addPass(createConvertSCFToOpenMPPass(openmp));
   }
-  if (vectorize) {
-    pm.addPass(createConvertVectorToSCFPass(
-        VectorTransferToSCFOptions().enableFullUnroll()));
-  }
+  // Vector ops come from attn-vectorize and from the fused GAT lowering
+  // (which emits them in any case).
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   if (parallel)
     pm.addPass(createConvertOpenMPToLLVMPass());
-  if (vectorize) {
-    ConvertVectorToLLVMPassOptions toLLVM;
-    toLLVM.vectorContractLowering =
-        vector::VectorContractLowering::OuterProduct;
-    pm.addPass(createConvertVectorToLLVMPass(toLLVM));
-  }
+  ConvertVectorToLLVMPassOptions toLLVM;
+  toLLVM.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(toLLVM));
   // Math functions LLVM has no intrinsic for (erf of GELU) become libm
   // calls; the vectorized path has already approximated them in registers.
   if (!vectorize)

@@ -101,10 +101,11 @@ GatProjections mlir::attn::buildGatProjections(OpBuilder &rewriter,
   MLIRContext *ctx = rewriter.getContext();
   int64_t n = getShape(op.getX())[0];
   int64_t heads = getShape(op.getAttSrc())[0], ch = getShape(op.getAttSrc())[1];
-  // z = x W^T viewed as N x H x C; dims (n, o, f).
-  Value z = buildContraction(rewriter, loc, op.getX(), dimsMap(ctx, 3, {0, 2}),
-                             op.getWeight(), dimsMap(ctx, 3, {1, 2}),
-                             {n, heads * ch}, dimsMap(ctx, 3, {0, 1}));
+  // z = x W^T viewed as N x H x C (W transposed once, so the contraction
+  // reads both operands along rows).
+  Value z = buildMatmul(rewriter, loc, op.getX(),
+                        buildTranspose(rewriter, loc, op.getWeight(), {1, 0}),
+                        /*bias=*/Value());
   Value z3 = buildExpand(rewriter, loc, z, {n, heads, ch}, {{0}, {1, 2}});
 
   // a_src[n,h] = att_src[h] . z[n,h], a_dst likewise; dims (n, h, c).

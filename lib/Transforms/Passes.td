@@ -210,15 +210,20 @@ def AttnLowerGat : Pass<"attn-lower-gat"> {
     after the projections (`z = x W^T`, `a_src`, `a_dst`: O(N H C)), one
     parallel loop over destination nodes walks each node's in-edges in
     blocks of `edge-block` edges and keeps, per head, the running max,
-    running sum and the unnormalised output (FlashAttention's online softmax,
-    the same helper the tiled sdpa uses):
+    running sum and the unnormalised output (FlashAttention's online
+    softmax) in vector registers: `vector<H>`, `vector<H>` and
+    `vector<H*C>` (head-major), so a node's state never touches memory and
+    each edge costs one `vector<H>` load of `a_src[j]`, one `vector<H*C>`
+    load of `z[j]`, one exp and one FMA row:
 
     ```
     scf.forall (i) in (N) {
-      m, l, acc = -inf, 0, 0                     // H, H, H x C
-      scf.for block in in-edges of i {           // edge-block at a time
-        s[h, k] = LeakyReLU(a_dst[i, h] + a_src[j_k, h])   (-inf past the end)
-        m, l, acc = online_softmax_step(s, z[j_k, h, :])
+      m, l, acc = -inf, 0, 0                     // vector<H>, vector<H>, vector<H*C>
+      scf.for block in in-edges of i {           // edge-block edges, unrolled
+        s_k = LeakyReLU(a_dst[i] + a_src[j_k])   // -inf for invalid slots
+        m' = max(m, s_1, ..., s_K);  a = exp(m - m')
+        l = a l + sum_k exp(s_k - m')
+        acc = a acc + sum_k exp(s_k - m') z[j_k] // per-head factors shuffled to H*C
       }
       (self loop: one more step with j = i, when add_self_loops)
       out[i] = acc / l                            // 0 for isolated nodes
@@ -236,7 +241,7 @@ def AttnLowerGat : Pass<"attn-lower-gat"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

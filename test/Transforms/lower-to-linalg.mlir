@@ -120,13 +120,14 @@ func.func @score_mods(%q: tensor<1x4x6x4xf32>, %k: tensor<1x2x6x4xf32>, %v: tens
 
 // -----
 
-// attn.gat: projection, both attention logits, dense edge counts with self
+// attn.gat: projection (the weight transposed once), both attention logits, dense edge counts with self
 // loops replaced by one, LeakyReLU scores, count-weighted softmax, aggregation.
 
 // CHECK-LABEL: func @gat
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<6x3xf32>, %[[W:[a-z0-9]+]]: tensor<8x3xf32>
 // CHECK-DAG: %[[SLOPE:.+]] = arith.constant 2.000000e-01 : f32
-// CHECK: %[[Z:.+]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] :
+// CHECK: %[[WT:.+]] = linalg.generic {{.*}} ins(%[[W]] : tensor<8x3xf32>) outs(%{{.+}} : tensor<3x8xf32>)
+// CHECK: %[[Z:.+]] = linalg.generic {{.*}} ins(%[[X]], %[[WT]] :
 // CHECK: %[[Z3:.+]] = tensor.expand_shape %[[Z]] {{\[}}[0], [1, 2]] output_shape [6, 2, 4]
 // CHECK: scf.for
 // CHECK:   scf.for
