@@ -12,8 +12,10 @@
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -52,9 +54,21 @@ public:
 
   Value build(OpBuilder &b) {
     Location loc = op.getLoc();
-    proj = buildGatProjections(b, loc, op);
-    zRows = buildCollapse(b, loc, proj.z3, {{0}, {1, 2}}); // N x H*C
-    Value init = tensor::EmptyOp::create(b, loc, {n, heads * ch}, f);
+    buildProjection(b, loc);
+    outDim = op.getCombine() == HeadCombine::concat ? heads * ch : ch;
+    // A read-only view of the projection for software prefetches of the next
+    // block's source rows (random gathers are latency-bound without them).
+    nnz = getShape(op.getColIdx())[0];
+    if (nnz > 0)
+      projBuffer = bufferization::ToBufferOp::create(
+          b, loc, MemRefType::get({n, width}, f), proj, b.getUnitAttr());
+    if (Value bias = op.getBias()) {
+      Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(f, 0.0));
+      biasVec = vector::TransferReadOp::create(
+          b, loc, VectorType::get({outDim}, f), bias,
+          ValueRange{index(b, loc, 0)}, pad, ArrayRef<bool>{true});
+    }
+    Value init = tensor::EmptyOp::create(b, loc, {n, outDim}, f);
     auto forall =
         scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
                               ValueRange{init}, std::nullopt);
@@ -63,9 +77,39 @@ public:
       b.setInsertionPointToStart(forall.getBody());
       buildNode(b, loc, forall);
     }
-    Value out3 = buildExpand(b, loc, forall.getResult(0), {n, heads, ch},
-                             {{0}, {1, 2}});
-    return buildGatCombine(b, loc, op, out3);
+    return forall.getResult(0);
+  }
+
+private:
+  /// One contraction gives, per node, the row [z | a_src | a_dst] of width
+  /// H*C + 2H: x times [W^T | W^T A_src | W^T A_dst], where A_src (H*C x H)
+  /// holds att_src[h] in rows h*C..h*C+C-1 of column h. The attention logits
+  /// ride along with z (a gathered source row brings both), and x is read once.
+  void buildProjection(OpBuilder &b, Location loc) {
+    MLIRContext *ctx = b.getContext();
+    int64_t in = getShape(op.getX())[1];
+    width = heads * ch + 2 * heads;
+    Value wt = buildTranspose(b, loc, op.getWeight(), {1, 0}); // F x H*C
+    Value w3 = buildExpand(b, loc, op.getWeight(), {heads, ch, in},
+                           {{0, 1}, {2}});
+    // W^T A[f, h] = sum_c W[h*C + c, f] * att[h, c]; dims (f, h, c).
+    auto fold = [&](Value att) {
+      return buildContraction(b, loc, w3, dimsMap(ctx, 3, {1, 2, 0}), att,
+                              dimsMap(ctx, 3, {1, 2}), {in, heads},
+                              dimsMap(ctx, 3, {0, 1}));
+    };
+    Value cat = tensor::EmptyOp::create(b, loc, {in, width}, f);
+    int64_t offset = 0;
+    for (Value part : {wt, fold(op.getAttSrc()), fold(op.getAttDst())}) {
+      int64_t cols = getShape(part)[1];
+      cat = tensor::InsertSliceOp::create(
+          b, loc, part, cat,
+          ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(in), b.getIndexAttr(cols)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+      offset += cols;
+    }
+    proj = buildMatmul(b, loc, op.getX(), cat, /*bias=*/Value());
   }
 
 private:
@@ -76,12 +120,12 @@ private:
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(t, b.getFloatAttr(f, v)));
   }
-  /// A row of `t`'s length from a rank-2 tensor at [row, 0].
-  Value readRow(OpBuilder &b, Location loc, VectorType t, Value source,
-                Value row) {
+  /// `t`'s length of elements of the projection at [row, column].
+  Value readRow(OpBuilder &b, Location loc, VectorType t, Value row,
+                int64_t column) {
     Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(f, 0.0));
     return vector::TransferReadOp::create(
-        b, loc, t, source, ValueRange{row, index(b, loc, 0)}, pad,
+        b, loc, t, proj, ValueRange{row, index(b, loc, column)}, pad,
         ArrayRef<bool>{true});
   }
   /// Each head's value repeated C times: vector<H> -> vector<H*C>.
@@ -90,6 +134,32 @@ private:
     for (int64_t h = 0; h < heads; ++h)
       mask.append(ch, h);
     return vector::ShuffleOp::create(b, loc, v, v, mask);
+  }
+
+  /// Prefetches the z rows of the sources of edges [e0, e0 + block) (by
+  /// flat edge index, clamped to the edge list; they may belong to the next
+  /// nodes, which is where the walk goes next).
+  void prefetchRows(OpBuilder &b, Location loc, Value e0) {
+    if (!projBuffer)
+      return;
+    int64_t rowBytes = (heads * ch + heads) * 4, lines = (rowBytes + 63) / 64;
+    for (int64_t k = 0; k < block; ++k) {
+      Value e = arith::MinSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, e0, index(b, loc, k)),
+          index(b, loc, nnz - 1));
+      Value j = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          tensor::ExtractOp::create(b, loc, op.getColIdx(), e));
+      // Keep the address in bounds for malformed graphs.
+      j = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, j, index(b, loc, 0)),
+          index(b, loc, n - 1));
+      for (int64_t line = 0; line < lines; ++line)
+        memref::PrefetchOp::create(
+            b, loc, projBuffer, ValueRange{j, index(b, loc, line * 16)},
+            b.getBoolAttr(false), /*localityHint=*/b.getI32IntegerAttr(1),
+            b.getBoolAttr(true));
+    }
   }
 
   /// Source node of edge `e` and whether it is a real edge of the row.
@@ -115,8 +185,8 @@ private:
 
   /// LeakyReLU(a_dst[i] + a_src[j]) per head, -inf where not `valid`.
   Value score(OpBuilder &b, Location loc, Value j, Value valid) {
-    Value s = arith::AddFOp::create(b, loc, aDstNode,
-                                    readRow(b, loc, headVec, proj.aSrc, j));
+    Value s = arith::AddFOp::create(
+        b, loc, aDstNode, readRow(b, loc, headVec, j, heads * ch));
     Value slope = splat(b, loc, headVec, op.getNegativeSlope().convertToDouble());
     Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, s,
                                            splat(b, loc, headVec, 0.0));
@@ -141,7 +211,7 @@ private:
     // flight together instead of one behind each exp.
     SmallVector<Value> rows;
     for (auto [j, valid] : js)
-      rows.push_back(readRow(b, loc, rowVec, zRows, j));
+      rows.push_back(readRow(b, loc, rowVec, j, 0));
     SmallVector<Value> scores;
     Value m = state.m;
     for (auto [j, valid] : js) {
@@ -172,7 +242,7 @@ private:
     };
     begin = rowPtr(node);
     end = rowPtr(arith::AddIOp::create(b, loc, node, index(b, loc, 1)));
-    aDstNode = readRow(b, loc, headVec, proj.aDst, node);
+    aDstNode = readRow(b, loc, headVec, node, heads * ch + heads);
     Value blocks = arith::CeilDivSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, end, begin), index(b, loc, block));
 
@@ -185,6 +255,9 @@ private:
           Value e0 = arith::AddIOp::create(
               lb, lloc, begin,
               arith::MulIOp::create(lb, lloc, t, index(lb, lloc, block)));
+          prefetchRows(lb, lloc,
+                       arith::AddIOp::create(lb, lloc, e0,
+                                             index(lb, lloc, block)));
           SmallVector<std::pair<Value, Value>> js;
           for (int64_t k = 0; k < block; ++k)
             js.push_back(edgeSource(
@@ -197,15 +270,30 @@ private:
       Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
       state = step(b, loc, {{node, yes}}, state);
     }
-    // out = acc / l, and 0 for a node that saw no edge (l = 0).
+    // out = acc / l, and 0 for a node that saw no edge (l = 0); heads
+    // concatenated or averaged, plus bias, still in registers.
     Value l = perHead(b, loc, state.l);
     Value zero = splat(b, loc, rowVec, 0.0);
     Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
     Value out = arith::SelectOp::create(
         b, loc, seen, arith::DivFOp::create(b, loc, state.acc, l), zero);
+    if (op.getCombine() == HeadCombine::mean) {
+      Value sum;
+      for (int64_t h = 0; h < heads; ++h) {
+        Value part = vector::ExtractStridedSliceOp::create(
+            b, loc, out, ArrayRef<int64_t>{h * ch}, ArrayRef<int64_t>{ch},
+            ArrayRef<int64_t>{1});
+        sum = sum ? arith::AddFOp::create(b, loc, sum, part).getResult() : part;
+      }
+      out = arith::MulFOp::create(
+          b, loc, sum,
+          splat(b, loc, VectorType::get({ch}, f), 1.0 / static_cast<double>(heads)));
+    }
+    if (biasVec)
+      out = arith::AddFOp::create(b, loc, out, biasVec);
 
     Value dest = forall.getRegionIterArgs()[0];
-    Value rowInit = tensor::EmptyOp::create(b, loc, {1, heads * ch}, f);
+    Value rowInit = tensor::EmptyOp::create(b, loc, {1, outDim}, f);
     Value row = vector::TransferWriteOp::create(
                     b, loc, out, rowInit,
                     ValueRange{index(b, loc, 0), index(b, loc, 0)},
@@ -214,7 +302,7 @@ private:
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         b, loc, row, dest, ArrayRef<OpFoldResult>{node, b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads * ch)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(outDim)},
         SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
   }
 
@@ -222,8 +310,8 @@ private:
   int64_t block, n, heads, ch;
   Type f;
   VectorType headVec, rowVec;
-  GatProjections proj;
-  Value zRows;
+  Value proj, projBuffer, biasVec;
+  int64_t width = 0, outDim = 0, nnz = 0;
   Value node, begin, end, aDstNode; // per node, inside the parallel loop
 };
 

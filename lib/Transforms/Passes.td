@@ -206,20 +206,25 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
 def AttnLowerGat : Pass<"attn-lower-gat"> {
   let summary = "Fused, single-pass lowering of attn.gat with online softmax";
   let description = [{
-    Lowers `attn.gat` without materialising any per-edge or N x N tensor:
-    after the projections (`z = x W^T`, `a_src`, `a_dst`: O(N H C)), one
-    parallel loop over destination nodes walks each node's in-edges in
-    blocks of `edge-block` edges and keeps, per head, the running max,
-    running sum and the unnormalised output (FlashAttention's online
-    softmax) in vector registers: `vector<H>`, `vector<H>` and
-    `vector<H*C>` (head-major), so a node's state never touches memory and
-    each edge costs one `vector<H>` load of `a_src[j]`, one `vector<H*C>`
-    load of `z[j]`, one exp and one FMA row:
+    Lowers `attn.gat` without materialising any per-edge or N x N tensor.
+    One contraction projects every node to the row `[z | a_src | a_dst]`
+    (`x` times `[W^T | W^T A_src | W^T A_dst]`, where `A_src` places
+    `att_src[h]` in column `h`): the attention logits travel with `z`, so a
+    gathered source row brings both, and `x` is read once. Then one parallel
+    loop over destination nodes walks each node's in-edges in blocks of
+    `edge-block` edges and keeps, per head, the running max, running sum and
+    the unnormalised output (FlashAttention's online softmax) in vector
+    registers: `vector<H>`, `vector<H>` and `vector<H*C>` (head-major), so a
+    node's state never touches memory and each edge costs one row load, one
+    exp and one FMA row. The rows of the next block's sources are prefetched
+    (software prefetch into L2/L3: the gathers are random, so without it the
+    loop waits on memory):
 
     ```
     scf.forall (i) in (N) {
       m, l, acc = -inf, 0, 0                     // vector<H>, vector<H>, vector<H*C>
       scf.for block in in-edges of i {           // edge-block edges, unrolled
+        prefetch rows of the next block's sources
         s_k = LeakyReLU(a_dst[i] + a_src[j_k])   // -inf for invalid slots
         m' = max(m, s_1, ..., s_K);  a = exp(m - m')
         l = a l + sum_k exp(s_k - m')
@@ -227,11 +232,11 @@ def AttnLowerGat : Pass<"attn-lower-gat"> {
       }
       (self loop: one more step with j = i, when add_self_loops)
       out[i] = acc / l                            // 0 for isolated nodes
+      (heads concatenated or averaged, bias added, in registers)
     }
     ```
 
-    then heads are concatenated or averaged and the bias added. Memory is
-    O(N H C); duplicate edges count as separate edges; with `add_self_loops`
+    Memory is O(N H C); duplicate edges count as separate edges; with `add_self_loops`
     existing self loops are skipped and one is added (PyG semantics).
   }];
   let options = [
@@ -241,7 +246,9 @@ def AttnLowerGat : Pass<"attn-lower-gat"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect"
   ];
 }
 

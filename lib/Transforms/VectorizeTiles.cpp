@@ -31,12 +31,29 @@ using namespace mlir::attn;
 
 namespace {
 
+/// f32 lanes of one AVX-512 register.
+constexpr int64_t kLanes = 16;
+
 /// The largest divisor of `size` that is at most `target`.
 int64_t divisorAtMost(int64_t size, int64_t target) {
   for (int64_t t = std::min(size, target); t > 1; --t)
     if (size % t == 0)
       return t;
   return 1;
+}
+
+/// A divisor of `size` at most `target` for a vectorized dimension: the
+/// largest multiple of `width` (whole registers), else the largest power of
+/// two, else the largest divisor. Odd vector lengths (say 20 lanes) make
+/// LLVM split and reassemble registers element by element.
+int64_t vectorDivisorAtMost(int64_t size, int64_t target, int64_t width) {
+  for (int64_t t = std::min(size, target); t >= width; --t)
+    if (size % t == 0 && t % width == 0)
+      return t;
+  for (int64_t t = std::min(size, target); t > 1; --t)
+    if (size % t == 0 && llvm::isPowerOf2_64(t))
+      return t;
+  return divisorAtMost(size, target);
 }
 
 /// A generic whose body is `out + a * b` with exactly one reduction loop.
@@ -65,7 +82,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
         if (iters[d] == utils::IteratorType::parallel)
           parallelDims.push_back(d);
       unsigned cols = parallelDims.back();
-      sizes[cols] = divisorAtMost(ranges[cols], registerCols);
+      sizes[cols] = vectorDivisorAtMost(ranges[cols], registerCols, kLanes);
       if (parallelDims.size() > 1) {
         unsigned rows = parallelDims[parallelDims.size() - 2];
         sizes[rows] = divisorAtMost(ranges[rows], registerRows);
@@ -80,7 +97,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       if (last > 0)
         sizes[last - 1] = 1;
     } else {
-      sizes[last] = divisorAtMost(ranges[last], vectorWidth);
+      sizes[last] = vectorDivisorAtMost(ranges[last], vectorWidth, kLanes);
     }
     return sizes;
   }

@@ -1,24 +1,37 @@
 // RUN: attn-opt %s --split-input-file --attn-lower-gat --mlir-print-local-scope | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-lower-gat="edge-block=4" | FileCheck %s --check-prefix=BLOCK4
 
-// Fused GAT: projections, then one parallel loop over destination nodes; each
-// walks its in-edges a block at a time (16 edges unrolled) with the online
-// softmax state in vector registers: per-head max and sum (vector<2>) and the
-// head-major output row (vector<8>); the self loop is one more step; the row
-// is written into the N x H*C result. No N x N or per-edge tensor.
+// Fused GAT: one projection of x to rows [z | a_src | a_dst] (x times
+// [W^T | W^T A_src | W^T A_dst]), then one parallel loop over destination
+// nodes; each walks its in-edges a block at a time (16 edges unrolled, the
+// next block's source rows prefetched) with the online softmax state in
+// vector registers: per-head max and sum (vector<2>) and the head-major output
+// row (vector<8>); the self loop is one more step; the finished row is
+// written into the N x H*C result. No N x N or per-edge tensor.
 
 // CHECK-LABEL: func @concat_self_loops
 // CHECK-SAME: %[[RP:[a-z0-9]+]]: tensor<7xi32>, %[[CI:[a-z0-9]+]]: tensor<10xi32>
 // CHECK-NOT: tensor<6x6xf32>
 // CHECK-NOT: tensor<2x6x6xf32>
-// CHECK: %[[Z:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<6x3xf32>, tensor<3x8xf32>)
+// CHECK: %[[WT:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<8x3xf32>) outs(%{{.+}} : tensor<3x8xf32>)
+// CHECK: %[[AS:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<2x4x3xf32>, tensor<2x4xf32>) outs(%{{.+}} : tensor<3x2xf32>)
+// CHECK: %[[AD:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<2x4x3xf32>, tensor<2x4xf32>) outs(%{{.+}} : tensor<3x2xf32>)
+// CHECK: tensor.insert_slice %[[WT]] into %{{.+}}[0, 0] [3, 8]
+// CHECK: tensor.insert_slice %[[AS]] into %{{.+}}[0, 8] [3, 2]
+// CHECK: %[[CAT:.+]] = tensor.insert_slice %[[AD]] into %{{.+}}[0, 10] [3, 2]
+// CHECK: %[[P:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[CAT]] : tensor<6x3xf32>, tensor<3x12xf32>)
+// CHECK: %[[PB:.+]] = bufferization.to_buffer %[[P]] read_only : tensor<6x12xf32> to memref<6x12xf32>
 // CHECK: %[[OUT:.+]] = scf.forall (%[[I:.+]]) in (6) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<6x8xf32>)
 // CHECK:   tensor.extract %[[RP]][%[[I]]]
+// CHECK:   vector.transfer_read %[[P]][%[[I]], %c10]{{.*}} : tensor<6x12xf32>, vector<2xf32>
 // CHECK:   %[[BLOCKS:.+]] = arith.ceildivsi %{{.+}}, %c16
 // CHECK:   %[[STATE:.+]]:3 = scf.for %{{.+}} = %c0 to %[[BLOCKS]] step %c1 iter_args({{.*}}) -> (vector<2xf32>, vector<2xf32>, vector<8xf32>)
+// The next block's source rows are prefetched (one cache line per row here).
+// CHECK-COUNT-16: memref.prefetch %[[PB]][%{{.+}}, %c0], read, locality<1>, data
 // CHECK-COUNT-16: tensor.extract %[[CI]]
 // CHECK:     arith.cmpi ne
-// CHECK:     vector.transfer_read %[[Z]][%{{.+}}, %c0]{{.*}} : tensor<6x8xf32>, vector<8xf32>
+// CHECK:     vector.transfer_read %[[P]][%{{.+}}, %c0]{{.*}} : tensor<6x12xf32>, vector<8xf32>
+// CHECK:     vector.transfer_read %[[P]][%{{.+}}, %c8]{{.*}} : tensor<6x12xf32>, vector<2xf32>
 // CHECK:     arith.maximumf {{.*}} : vector<2xf32>
 // CHECK:     math.exp {{.*}} : vector<2xf32>
 // CHECK:     vector.shuffle %{{.+}}, %{{.+}} [0, 0, 0, 0, 1, 1, 1, 1] : vector<2xf32>, vector<2xf32>
@@ -32,7 +45,7 @@
 
 // BLOCK4-LABEL: func @concat_self_loops
 // BLOCK4: arith.ceildivsi %{{.+}}, %c4
-// BLOCK4-COUNT-4: tensor.extract %{{.+}}[%{{.+}}] : tensor<10xi32>
+// BLOCK4-COUNT-8: tensor.extract %{{.+}}[%{{.+}}] : tensor<10xi32>
 // BLOCK4-NOT: tensor.extract %{{.+}}[%{{.+}}] : tensor<10xi32>
 // BLOCK4: scf.yield
 func.func @concat_self_loops(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<7xi32>, %ci: tensor<10xi32>) -> tensor<6x8xf32> {
@@ -43,15 +56,19 @@ func.func @concat_self_loops(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tens
 
 // -----
 
-// Without self loops there is no extra step and no j != i test; mean and
-// bias follow the loop.
+// Without self loops there is no extra step and no j != i test; heads are
+// averaged (sums of per-head slices) and the bias added in registers.
 
 // CHECK-LABEL: func @mean_no_self_loops
+// CHECK: %[[BIAS:.+]] = vector.transfer_read %{{.+}}[%c0]{{.*}} : tensor<4xf32>, vector<4xf32>
 // CHECK: scf.forall
 // CHECK-NOT: arith.cmpi ne
+// CHECK: vector.extract_strided_slice %{{.+}} {offsets = [0], sizes = [4], strides = [1]} : vector<8xf32> to vector<4xf32>
+// CHECK: vector.extract_strided_slice %{{.+}} {offsets = [4], sizes = [4], strides = [1]} : vector<8xf32> to vector<4xf32>
+// CHECK: arith.mulf {{.*}} : vector<4xf32>
+// CHECK: arith.addf %{{.+}}, %[[BIAS]] : vector<4xf32>
 // CHECK: scf.forall.in_parallel
-// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<6x4xf32>)
-// CHECK: arith.addf
+// CHECK: return
 func.func @mean_no_self_loops(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<7xi64>, %ci: tensor<10xi64>, %b: tensor<4xf32>) -> tensor<6x4xf32> {
   %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) bias(%b) {combine = #attn.heads<mean>, add_self_loops = false}
       : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>, tensor<4xf32>) -> tensor<6x4xf32>
