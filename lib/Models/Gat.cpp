@@ -3,7 +3,9 @@
 // One attn.gat per layer over the in-edge CSR of the description's graph
 // (loaded with lib/Graph), ELU between layers. Weight names are PyG
 // GATConv's, one module per layer: conv1.lin.weight, conv1.att_src (1 x H x
-// C), conv1.att_dst, conv1.bias, conv2...
+// C), conv1.att_dst, conv1.bias, conv2... With `reorder: rcm` the nodes are
+// renumbered by reverse Cuthill-McKee for the run (features and CSR permuted
+// before, output rows restored after), so neighbours sit in nearby rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +13,10 @@
 #include "lib/Models/ModelKinds.h"
 #include "lib/Models/NetBuilder.h"
 
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -31,6 +36,11 @@ public:
   double negativeSlope = 0.2;
   bool selfLoops = true;
   Csr graph;
+  /// With `reorder: rcm`: order[k] is the original id of node k of the
+  /// compiled numbering; empty otherwise.
+  std::vector<int64_t> order;
+  double densityBefore = 0, densityAfter = 0;
+  static constexpr int64_t kDensityBlock = 64;
 
   static std::string prefix(size_t n) {
     return "conv" + std::to_string(n + 1) + ".";
@@ -90,6 +100,62 @@ public:
     return llvm::Error::success();
   }
 
+  std::vector<std::string> notes() const override {
+    std::vector<std::string> lines;
+    lines.push_back(llvm::formatv("graph: {0} nodes, {1} in-edges", graph.numNodes,
+                                  graph.numEdges())
+                        .str());
+    if (!order.empty())
+      lines.push_back(
+          llvm::formatv("reverse Cuthill-McKee: {0}x{0} block density of the "
+                        "adjacency {1:P} before, {2:P} after",
+                        kDensityBlock, densityBefore, densityAfter)
+              .str());
+    return lines;
+  }
+
+  /// Renumbers x's rows and the CSR by `order` (run in the RCM numbering).
+  llvm::Error prepareInputs(std::vector<HostTensor> &inputs) const override {
+    if (order.empty())
+      return llvm::Error::success();
+    for (size_t i = 1; i <= 2; ++i)
+      if (llvm::Error err = validateInput(i, inputs[i]))
+        return err;
+    int64_t n = graph.numNodes, features = inputs[0].shape()[1];
+    HostTensor x(inputs[0].dtype(), inputs[0].shape());
+    size_t rowBytes = features * dtypeSize(x.dtype());
+    for (int64_t k = 0; k < n; ++k)
+      std::memcpy(static_cast<char *>(x.data()) + k * rowBytes,
+                  static_cast<const char *>(inputs[0].data()) + order[k] * rowBytes,
+                  rowBytes);
+    Csr given;
+    given.numNodes = n;
+    for (int64_t i = 0; i <= n; ++i)
+      given.rowPtr.push_back(inputs[1].getInt(i));
+    for (int64_t e = 0; e < inputs[2].numElements(); ++e)
+      given.colIdx.push_back(inputs[2].getInt(e));
+    Csr renumbered = permute(given, order);
+    for (int64_t i = 0; i <= n; ++i)
+      inputs[1].setInt(i, renumbered.rowPtr[i]);
+    for (int64_t e = 0; e < inputs[2].numElements(); ++e)
+      inputs[2].setInt(e, renumbered.colIdx[e]);
+    inputs[0] = std::move(x);
+    return llvm::Error::success();
+  }
+
+  /// Puts output rows back in the original numbering.
+  void finishOutput(HostTensor &output) const override {
+    if (order.empty())
+      return;
+    HostTensor original(output.dtype(), output.shape());
+    size_t rowBytes = output.numBytes() / graph.numNodes;
+    for (int64_t k = 0; k < graph.numNodes; ++k)
+      std::memcpy(static_cast<char *>(original.data()) + order[k] * rowBytes,
+                  static_cast<const char *>(output.data()) + k * rowBytes,
+                  rowBytes);
+    output = std::move(original);
+  }
+
   Value buildForward(NetBuilder &net, ValueRange inputs) const override {
     OpBuilder &b = net.builder();
     Location loc = net.getLoc();
@@ -125,6 +191,7 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
   m->inFeatures = spec.integer("in_features");
   m->negativeSlope = spec.number("negative_slope", 0.2);
   m->selfLoops = spec.boolean("add_self_loops", true);
+  bool rcm = spec.choice("reorder", {"none", "rcm"}, llvm::StringRef("none")) == "rcm";
   if (const llvm::json::Array *layers = spec.array("layers", true)) {
     spec.check(!layers->empty(), "layers", "expected at least one layer");
     for (size_t i = 0; i < layers->size() && !spec.failed(); ++i) {
@@ -161,6 +228,12 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
   options.symmetrize = symmetrize;
   m->graph = buildInEdgeCsr(*edges, options);
   spec.check(m->graph.numNodes > 0, "graph", "the graph has no nodes");
+  if (rcm && m->graph.numNodes > 0) {
+    m->order = reverseCuthillMcKee(m->graph);
+    m->densityBefore = blockDensity(m->graph, Gat::kDensityBlock);
+    m->densityAfter =
+        blockDensity(permute(m->graph, m->order), Gat::kDensityBlock);
+  }
   m->declare();
   return m;
 }

@@ -145,6 +145,12 @@ llvm::Error Model::validateInput(size_t, const HostTensor &) const {
   return llvm::Error::success();
 }
 
+llvm::Error Model::prepareInputs(std::vector<HostTensor> &) const {
+  return llvm::Error::success();
+}
+
+void Model::finishOutput(HostTensor &) const {}
+
 void Model::initWeight(size_t index, float *data, uint64_t seed) const {
   const TensorSpec &spec = weightSpecs[index];
   llvm::StringRef name = spec.name;

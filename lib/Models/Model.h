@@ -85,6 +85,16 @@ public:
   /// range, ...); shapes and dtypes are checked by the caller.
   virtual llvm::Error validateInput(size_t index,
                                     const HostTensor &tensor) const;
+  /// Rewrites the whole inputs before a run (after validateInput accepted
+  /// them): gat with `reorder: rcm` renumbers nodes here.
+  virtual llvm::Error prepareInputs(std::vector<HostTensor> &inputs) const;
+  /// Undoes prepareInputs on the whole output (gat: back to the original
+  /// node numbering).
+  virtual void finishOutput(HostTensor &output) const;
+  /// Lines worth printing about the compiled model (graph sizes, block
+  /// densities before and after reordering, ...).
+  virtual std::vector<std::string> notes() const { return {}; }
+
   /// The deterministic initial value of weight `index` (no checkpoint).
   virtual void initWeight(size_t index, float *data, uint64_t seed) const;
 

@@ -3,13 +3,17 @@
 #
 # attn-compile's gat (two GATConv layers, ELU between, PyG names conv1.*,
 # conv2.*) against the plain-torch GATConv of attn_torch on Zachary's karate
-# club (Matrix Market) and on a random edge list with isolated nodes and
-# duplicate edges. float64 oracle.
+# club (Matrix Market), on a random edge list with isolated nodes and
+# duplicate edges, and on karate run in reverse Cuthill-McKee order
+# (`reorder: rcm`: the caller still sees the original numbering). float64
+# oracle.
 #
 # CHECK: karate/attn-cpu-pipeline: OK
 # CHECK: karate/attn-reference-pipeline: OK
 # CHECK: random/attn-cpu-pipeline: OK
 # CHECK: random/attn-reference-pipeline: OK
+# CHECK: karate-rcm/attn-cpu-pipeline: OK
+# CHECK: karate-rcm/attn-reference-pipeline: OK
 # CHECK: all agree
 
 import os
@@ -38,12 +42,15 @@ with open(random_path, "w") as f:
 random_edges.append((n_random - 1, n_random - 1))
 
 ok = True
-for name, graph, n, edges, layers in [
+for name, graph, n, edges, layers, extra in [
         ("karate", KARATE, n_karate, karate_edges,
-         [{"heads": 4, "channels": 8}, {"heads": 2, "channels": 3, "concat": False}]),
-        ("random", random_path, n_random, edges_ := random_edges,
-         [{"heads": 3, "channels": 5}, {"heads": 1, "channels": 4, "concat": False}])]:
-    spec = {"kind": "gat", "graph": os.path.abspath(graph), "in_features": 6, "layers": layers}
+         [{"heads": 4, "channels": 8}, {"heads": 2, "channels": 3, "concat": False}], {}),
+        ("random", random_path, n_random, random_edges,
+         [{"heads": 3, "channels": 5}, {"heads": 1, "channels": 4, "concat": False}], {}),
+        ("karate-rcm", KARATE, n_karate, karate_edges,
+         [{"heads": 2, "channels": 4}, {"heads": 1, "channels": 3}], {"reorder": "rcm"})]:
+    spec = {"kind": "gat", "graph": os.path.abspath(graph), "in_features": 6, "layers": layers,
+            **extra}
     torch.manual_seed(0)
     model = at.randomize(at.GAT(spec), seed=5, scale=0.4)
     sd = {k: v.detach().clone() for k, v in model.state_dict().items()}

@@ -352,6 +352,9 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
     labels = std::move(*l);
   }
 
+  if (llvm::Error err = model.prepareInputs(inputs))
+    return fail(std::move(err));
+
   JitOptions options;
   options.pipeline = fullPipeline();
   options.configurePassManager = [](PassManager &pm) {
@@ -428,12 +431,15 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
         return fail(w.error);
   }
 
+  model.finishOutput(output);
   const JitTimings &times = (*jit)->timings();
   llvm::outs() << llvm::format(
       "attn-compile: %s model %s (%zu weights, %lld parameters%s)\n",
       model.kind().str().c_str(), specFile.c_str(), model.weights().size(),
       (long long)model.packedWeightElements(),
       checkpoint ? (" from " + weightsFile).c_str() : ", seeded");
+  for (const std::string &line : model.notes())
+    llvm::outs() << "  " << line << "\n";
   llvm::outs() << llvm::format("  build IR  %8.3f s\n", buildSeconds);
   llvm::outs() << llvm::format("  passes    %8.3f s  (%s)\n", times.lowering,
                                options.pipeline.c_str());
