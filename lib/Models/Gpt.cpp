@@ -137,15 +137,11 @@ std::unique_ptr<Model> mlir::attn::parseGpt(SpecReader &spec,
   m->layers = spec.integer("n_layer");
   m->heads = spec.integer("n_head");
   m->seqLen = spec.integer("seq_len");
-  m->batchSize = spec.integer("batch", 1);
-  if (o.batch)
-    m->batchSize = o.batch;
+  m->batchSize = readBatch(spec, o);
   m->eps = spec.number("layer_norm_epsilon", 1e-5);
   if (spec.failed())
     return m;
-  spec.check(m->dModel % m->heads == 0, "n_head",
-             "n_embd " + llvm::Twine(m->dModel) +
-                 " is not divisible by n_head " + llvm::Twine(m->heads));
+  checkHeadsDivide(spec, "n_embd", m->dModel, "n_head", m->heads);
   spec.check(m->seqLen <= m->context, "seq_len",
              "seq_len " + llvm::Twine(m->seqLen) + " exceeds n_positions " +
                  llvm::Twine(m->context));

@@ -121,6 +121,19 @@ OwningOpRef<ModuleOp> Model::build(MLIRContext &ctx) const {
   return module;
 }
 
+int64_t mlir::attn::readBatch(SpecReader &spec, const ModelOverrides &o) {
+  int64_t batch = spec.integer("batch", 1);
+  return o.batch ? o.batch : batch;
+}
+
+void mlir::attn::checkHeadsDivide(SpecReader &spec, llvm::StringRef dimKey,
+                                  int64_t dim, llvm::StringRef headsKey,
+                                  int64_t heads) {
+  spec.check(dim % heads == 0, headsKey,
+             dimKey + " " + llvm::Twine(dim) + " is not divisible by " +
+                 headsKey + " " + llvm::Twine(heads));
+}
+
 float mlir::attn::seededUniform(uint64_t seed, uint64_t stream,
                                 uint64_t index) {
   // splitmix64 of the three, top 24 bits as a fraction.

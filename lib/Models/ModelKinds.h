@@ -22,6 +22,13 @@ std::unique_ptr<Model> parseTransformerEncoder(SpecReader &spec,
 std::unique_ptr<Model> parseGpt(SpecReader &spec, const ModelOverrides &o);
 std::unique_ptr<Model> parseGat(SpecReader &spec, const ModelOverrides &o);
 
+/// The description's `batch` (default 1), unless --batch overrides it.
+int64_t readBatch(SpecReader &spec, const ModelOverrides &o);
+
+/// Checks that `dim` (at `key`) is divisible by `heads` (at `headsKey`).
+void checkHeadsDivide(SpecReader &spec, llvm::StringRef dimKey, int64_t dim,
+                      llvm::StringRef headsKey, int64_t heads);
+
 /// Uniform in [-1, 1) from (seed, stream, index): the seeded initialisation.
 float seededUniform(uint64_t seed, uint64_t stream, uint64_t index);
 

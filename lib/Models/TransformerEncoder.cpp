@@ -137,9 +137,7 @@ mlir::attn::parseTransformerEncoder(SpecReader &spec, const ModelOverrides &o) {
   m->ffn = spec.integer("dim_feedforward");
   m->layers = spec.integer("layers");
   m->seqLen = spec.integer("seq_len");
-  m->batchSize = spec.integer("batch", 1);
-  if (o.batch)
-    m->batchSize = o.batch;
+  m->batchSize = readBatch(spec, o);
   m->batchFirst = spec.boolean("batch_first", true);
   m->normFirst = spec.boolean("norm_first", false);
   m->activation = spec.choice("activation", {"relu", "gelu"},
@@ -149,9 +147,7 @@ mlir::attn::parseTransformerEncoder(SpecReader &spec, const ModelOverrides &o) {
   m->eps = spec.number("layer_norm_eps", 1e-5);
   if (spec.failed())
     return m;
-  spec.check(m->dModel % m->heads == 0, "heads",
-             "d_model " + llvm::Twine(m->dModel) +
-                 " is not divisible by heads " + llvm::Twine(m->heads));
+  checkHeadsDivide(spec, "d_model", m->dModel, "heads", m->heads);
   m->declare();
   return m;
 }

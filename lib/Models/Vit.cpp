@@ -191,9 +191,7 @@ std::unique_ptr<Model> mlir::attn::parseVit(SpecReader &spec,
   m->mlp = spec.integer("mlp_dim");
   m->classes = spec.integer("classes");
   m->eps = spec.number("layer_norm_eps", 1e-6);
-  m->batchSize = spec.integer("batch", 1);
-  if (o.batch)
-    m->batchSize = o.batch;
+  m->batchSize = readBatch(spec, o);
   m->attention = spec.choice("attention", {"dense", "local", "relative"},
                              llvm::StringRef("dense"));
   if (m->attention == "local")
@@ -221,9 +219,7 @@ std::unique_ptr<Model> mlir::attn::parseVit(SpecReader &spec,
   spec.check(m->image % m->patch == 0, "patch_size",
              "image_size " + llvm::Twine(m->image) +
                  " is not divisible by patch_size " + llvm::Twine(m->patch));
-  spec.check(m->hidden % m->heads == 0, "heads",
-             "hidden_dim " + llvm::Twine(m->hidden) +
-                 " is not divisible by heads " + llvm::Twine(m->heads));
+  checkHeadsDivide(spec, "hidden_dim", m->hidden, "heads", m->heads);
   m->declare();
   return m;
 }

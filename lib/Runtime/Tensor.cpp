@@ -7,6 +7,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -40,6 +42,23 @@ StringRef mlir::attn::dtypeName(DType t) {
     return "i64";
   }
   llvm_unreachable("unknown dtype");
+}
+
+TensorSummary mlir::attn::summarize(const HostTensor &t) {
+  TensorSummary summary;
+  double sum = 0;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double v = t.getDouble(i);
+    if (!std::isfinite(v)) {
+      ++summary.nonFinite;
+      continue;
+    }
+    sum += v;
+    summary.absMax = std::max(summary.absMax, std::fabs(v));
+  }
+  int64_t finite = t.numElements() - summary.nonFinite;
+  summary.mean = finite ? sum / static_cast<double>(finite) : 0.0;
+  return summary;
 }
 
 void HostTensor::AlignedFree::operator()(void *p) const { std::free(p); }

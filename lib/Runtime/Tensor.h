@@ -67,6 +67,14 @@ private:
   std::unique_ptr<void, AlignedFree> storage;
 };
 
+/// Mean and largest magnitude of the finite elements, and how many are not
+/// finite: the one-line summary the tools print of a result.
+struct TensorSummary {
+  double mean = 0, absMax = 0;
+  int64_t nonFinite = 0;
+};
+TensorSummary summarize(const HostTensor &tensor);
+
 /// Reads a .npy file (format v1/v2/v3, C order, little-endian f4/f8/i4/i8).
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
 /// Writes `tensor` as a version-1 .npy file.

@@ -323,17 +323,19 @@ static void printReference() {
                                  *acc);
 }
 
+/// The packed weights: from --weights, or the seeded initialisation.
+static llvm::Expected<HostTensor> loadWeights(const Model &model) {
+  if (weightsFile.empty())
+    return packWeights(model, /*checkpoint=*/nullptr, seed);
+  llvm::Expected<Checkpoint> checkpoint = readSafetensors(weightsFile);
+  if (!checkpoint)
+    return checkpoint.takeError();
+  return packWeights(model, &*checkpoint, seed);
+}
+
 static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   // Weights first: a bad checkpoint should fail before compiling.
-  std::optional<Checkpoint> checkpoint;
-  if (!weightsFile.empty()) {
-    llvm::Expected<Checkpoint> c = readSafetensors(weightsFile);
-    if (!c)
-      return fail(c.takeError());
-    checkpoint = std::move(*c);
-  }
-  llvm::Expected<HostTensor> weights =
-      packWeights(model, checkpoint ? &*checkpoint : nullptr, seed);
+  llvm::Expected<HostTensor> weights = loadWeights(model);
   if (!weights)
     return fail(weights.takeError());
 
@@ -437,7 +439,7 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
       "attn-compile: %s model %s (%zu weights, %lld parameters%s)\n",
       model.kind().str().c_str(), specFile.c_str(), model.weights().size(),
       (long long)model.packedWeightElements(),
-      checkpoint ? (" from " + weightsFile).c_str() : ", seeded");
+      weightsFile.empty() ? ", seeded" : (" from " + weightsFile).c_str());
   for (const std::string &line : model.notes())
     llvm::outs() << "  " << line << "\n";
   llvm::outs() << llvm::format("  build IR  %8.3f s\n", buildSeconds);
@@ -449,21 +451,11 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
       "%.1f %s/s\n",
       best, (long long)items, model.itemName().str().c_str(), (long long)chunks,
       (long long)b, numWorkers, items / best, model.itemName().str().c_str());
-  double sum = 0, absMax = 0;
-  int64_t nonFinite = 0;
-  for (int64_t i = 0; i < output.numElements(); ++i) {
-    double v = output.getDouble(i);
-    if (!std::isfinite(v)) {
-      ++nonFinite;
-      continue;
-    }
-    sum += v;
-    absMax = std::max(absMax, std::fabs(v));
-  }
-  llvm::outs() << llvm::format("  %s: %s  mean %.6g  absmax %.6g  non-finite %lld\n",
-                               outSpec.name.c_str(), output.typeString().c_str(),
-                               sum / std::max<int64_t>(1, output.numElements()),
-                               absMax, (long long)nonFinite);
+  TensorSummary summary = summarize(output);
+  llvm::outs() << llvm::format(
+      "  %s: %s  mean %.6g  absmax %.6g  non-finite %lld\n",
+      outSpec.name.c_str(), output.typeString().c_str(), summary.mean,
+      summary.absMax, (long long)summary.nonFinite);
   if (labels) {
     int64_t classes = output.shape().back(), correct = 0;
     for (int64_t i = 0; i < items; ++i) {
@@ -479,7 +471,7 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   if (!outputFile.empty())
     if (llvm::Error err = writeNpy(outputFile, output))
       return fail(std::move(err));
-  return nonFinite ? fail("the output holds non-finite values") : 0;
+  return summary.nonFinite ? fail("the output holds non-finite values") : 0;
 }
 
 /// C type names of a memref descriptor of rank `rank`.
@@ -648,15 +640,7 @@ int main(int argc, char **argv) {
     return fail(model.takeError());
 
   if (!packedWeightsFile.empty()) {
-    std::optional<Checkpoint> checkpoint;
-    if (!weightsFile.empty()) {
-      llvm::Expected<Checkpoint> c = readSafetensors(weightsFile);
-      if (!c)
-        return fail(c.takeError());
-      checkpoint = std::move(*c);
-    }
-    llvm::Expected<HostTensor> packed =
-        packWeights(**model, checkpoint ? &*checkpoint : nullptr, seed);
+    llvm::Expected<HostTensor> packed = loadWeights(**model);
     if (!packed)
       return fail(packed.takeError());
     std::error_code ec;

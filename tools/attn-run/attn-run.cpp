@@ -129,23 +129,12 @@ static llvm::Error loadInputs(std::vector<HostTensor> &args) {
 }
 
 static void printSummary(llvm::StringRef name, const HostTensor &t) {
-  double sum = 0, absMax = 0;
-  int64_t nonFinite = 0;
-  for (int64_t i = 0; i < t.numElements(); ++i) {
-    double v = t.getDouble(i);
-    if (!std::isfinite(v)) {
-      ++nonFinite;
-      continue;
-    }
-    sum += v;
-    absMax = std::max(absMax, std::fabs(v));
-  }
-  llvm::outs() << llvm::format(
-      "  %s: %s  mean %.6g  absmax %.6g", name.str().c_str(),
-      t.typeString().c_str(),
-      t.numElements() ? sum / double(t.numElements()) : 0.0, absMax);
-  if (nonFinite)
-    llvm::outs() << "  non-finite " << nonFinite;
+  TensorSummary summary = summarize(t);
+  llvm::outs() << llvm::format("  %s: %s  mean %.6g  absmax %.6g",
+                               name.str().c_str(), t.typeString().c_str(),
+                               summary.mean, summary.absMax);
+  if (summary.nonFinite)
+    llvm::outs() << "  non-finite " << summary.nonFinite;
   llvm::outs() << "  first [";
   for (int64_t i = 0, e = std::min<int64_t>(4, t.numElements()); i < e; ++i)
     llvm::outs() << (i ? ", " : "") << llvm::format("%.6g", t.getDouble(i));
