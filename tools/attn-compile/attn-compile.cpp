@@ -307,20 +307,23 @@ static void copyItems(const HostTensor &src, int64_t srcFirst, HostTensor &dst,
               count * itemBytes);
 }
 
-/// Prints the PyTorch accuracy recorded in --reference.
-static void printReference() {
-  if (reference.empty())
-    return;
+/// The PyTorch accuracy recorded in --reference ("test_accuracy").
+static llvm::Expected<double> readReferenceAccuracy() {
   auto buf = llvm::MemoryBuffer::getFile(reference);
   if (!buf)
-    return (void)fail(reference + ": cannot open");
+    return llvm::createStringError("%s: cannot open: %s", reference.c_str(),
+                                   buf.getError().message().c_str());
   llvm::Expected<llvm::json::Value> v = llvm::json::parse((*buf)->getBuffer());
-  if (!v || !v->getAsObject())
-    return (void)fail(reference + ": not a JSON object");
-  if (auto acc = v->getAsObject()->getNumber("test_accuracy"))
-    llvm::outs() << llvm::format("  PyTorch accuracy (recorded at training): "
-                                 "%.4f\n",
-                                 *acc);
+  if (!v)
+    return llvm::createStringError("%s: invalid JSON: %s", reference.c_str(),
+                                   llvm::toString(v.takeError()).c_str());
+  const llvm::json::Object *o = v->getAsObject();
+  std::optional<double> acc = o ? o->getNumber("test_accuracy") : std::nullopt;
+  if (!acc)
+    return llvm::createStringError("%s: expected a JSON object with a number "
+                                   "\"test_accuracy\"",
+                                   reference.c_str());
+  return *acc;
 }
 
 /// The packed weights: from --weights, or the seeded initialisation.
@@ -338,6 +341,14 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   llvm::Expected<HostTensor> weights = loadWeights(model);
   if (!weights)
     return fail(weights.takeError());
+
+  std::optional<double> referenceAccuracy;
+  if (!reference.empty()) {
+    llvm::Expected<double> acc = readReferenceAccuracy();
+    if (!acc)
+      return fail(acc.takeError());
+    referenceAccuracy = *acc;
+  }
 
   std::vector<HostTensor> inputs;
   int64_t items = 0;
@@ -467,7 +478,10 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
                                  double(correct) / items, (long long)correct,
                                  (long long)items);
   }
-  printReference();
+  if (referenceAccuracy)
+    llvm::outs() << llvm::format("  PyTorch accuracy (recorded at training): "
+                                 "%.4f\n",
+                                 *referenceAccuracy);
   if (!outputFile.empty())
     if (llvm::Error err = writeNpy(outputFile, output))
       return fail(std::move(err));
