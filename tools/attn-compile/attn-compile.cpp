@@ -356,6 +356,10 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
     return fail(std::move(err));
   std::optional<HostTensor> labels;
   if (!labelsFile.empty()) {
+    if (model.output().shape.size() != 2)
+      return fail("--labels needs a model whose output is items x classes; "
+                  "the " + model.kind() + " model's '" + model.output().name +
+                  "' is " + model.output().shapeString());
     llvm::Expected<HostTensor> l = loadData(labelsFile, DType::i64, "labels");
     if (!l)
       return fail(l.takeError());
