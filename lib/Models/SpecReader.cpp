@@ -14,7 +14,7 @@ namespace {
 /// (already known to parse) under its path.
 void indexLines(StringRef text, llvm::StringMap<unsigned> &lines) {
   struct Frame {
-    bool isArray;
+    bool isArray = false;
     std::string path; // of the container
     int64_t index = 0;
     std::string key;
@@ -52,7 +52,10 @@ void indexLines(StringRef text, llvm::StringMap<unsigned> &lines) {
     if (c == '{' || c == '[') {
       startValue();
       std::string path = stack.empty() ? "" : childPath(stack.back());
-      stack.push_back(Frame{c == '[', path});
+      Frame frame;
+      frame.isArray = c == '[';
+      frame.path = path;
+      stack.push_back(std::move(frame));
       continue;
     }
     if (c == '}' || c == ']') {
