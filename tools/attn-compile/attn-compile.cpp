@@ -450,10 +450,13 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
 
   model.finishOutput(output);
   const JitTimings &times = (*jit)->timings();
+  int64_t parameters = 0;
+  for (const TensorSpec &w : model.weights())
+    parameters += w.numElements();
   llvm::outs() << llvm::format(
       "attn-compile: %s model %s (%zu weights, %lld parameters%s)\n",
       model.kind().str().c_str(), specFile.c_str(), model.weights().size(),
-      (long long)model.packedWeightElements(),
+      (long long)parameters,
       weightsFile.empty() ? ", seeded" : (" from " + weightsFile).c_str());
   for (const std::string &line : model.notes())
     llvm::outs() << "  " << line << "\n";
