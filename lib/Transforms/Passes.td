@@ -163,9 +163,15 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       registers across the reduction loop by `attn-lower-vectors`;
     - elementwise ops and row reductions: one row at a time, the last
       dimension up to `vector-width` elements;
-    - tile sizes divide the dimensions (the largest divisor not above the
-      target), so every vector is static; an op that does not vectorize
-      (e.g. an unsupported gather) stays scalar.
+    - tile sizes divide the dimensions, so every vector is static: the
+      largest divisor not above the target that is a whole number of 16-lane
+      registers, else a power of two, else any divisor; an op that does not
+      vectorize (e.g. an unsupported gather) stays scalar;
+    - large ops outside any `scf.forall` (at least 2^18 iterations: a model's
+      linear layers, GAT's projection, fills of big buffers) are first split
+      along their first (parallel) loop into `parallel-chunks` static pieces
+      of an `scf.forall`, which the pipeline runs on its threads (or as a
+      plain loop with `threads=1`).
 
     Example (a 64 x 64 x 64 `Q K^T` tile with the defaults): three `scf.for`
     loops (rows step 8, columns step 32, reduction step 1) around a
@@ -178,7 +184,10 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
     Option<"registerCols", "register-cols", "int64_t", /*default=*/"32",
            "Columns of a contraction's register tile">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"64",
-           "Elements per vector of elementwise ops and reductions">
+           "Elements per vector of elementwise ops and reductions">,
+    Option<"parallelChunks", "parallel-chunks", "int64_t", /*default=*/"8",
+           "Pieces a large op outside parallel loops is split into for the "
+           "threads (1: none)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

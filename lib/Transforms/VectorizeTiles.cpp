@@ -34,6 +34,9 @@ namespace {
 /// f32 lanes of one AVX-512 register.
 constexpr int64_t kLanes = 16;
 
+/// Iterations below which an op is not worth a parallel region.
+constexpr int64_t kMinParallelWork = 1 << 18;
+
 /// The largest divisor of `size` that is at most `target`.
 int64_t divisorAtMost(int64_t size, int64_t target) {
   for (int64_t t = std::min(size, target); t > 1; --t)
@@ -102,6 +105,47 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     return sizes;
   }
 
+  /// Large ops outside any parallel loop (the model's linear layers, GAT's
+  /// projection, fills of big buffers) are split along their first loop into
+  /// `parallel-chunks` pieces of an `scf.forall`, so that the pipeline's
+  /// threads share them; each piece is then register-tiled as usual. Returns
+  /// nullopt when the op is left whole, the piece's op when split, and null
+  /// when splitting failed.
+  std::optional<Operation *> splitForThreads(IRRewriter &rewriter,
+                                             linalg::LinalgOp op) {
+    if (parallelChunks < 2 || op->getParentOfType<scf::ForallOp>() ||
+        op.getIteratorTypesArray().front() != utils::IteratorType::parallel)
+      return std::nullopt;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t work = 1;
+    for (int64_t r : ranges)
+      work *= r;
+    if (work < kMinParallelWork)
+      return std::nullopt;
+    // A divisor of the first range, a multiple of its register tile, at most
+    // range / chunks (static pieces vectorize).
+    int64_t unit = std::max<int64_t>(1, tileSizes(op).front());
+    int64_t chunk = 0;
+    for (int64_t c = ranges.front() / parallelChunks; c >= unit; --c)
+      if (ranges.front() % c == 0 && c % unit == 0) {
+        chunk = c;
+        break;
+      }
+    if (chunk == 0)
+      return std::nullopt;
+    SmallVector<int64_t> sizes(ranges.size(), 0);
+    sizes.front() = chunk;
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+    options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled))
+      return static_cast<Operation *>(nullptr);
+    rewriter.replaceOp(op, tiled->replacements);
+    return tiled->tiledOps.front();
+  }
+
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -113,9 +157,16 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     for (linalg::LinalgOp op : ops) {
       rewriter.setInsertionPoint(op);
       Operation *target = op.getOperation();
-      SmallVector<int64_t> sizes = tileSizes(op);
+      if (std::optional<Operation *> chunked = splitForThreads(rewriter, op)) {
+        if (!*chunked)
+          continue;
+        target = *chunked;
+        rewriter.setInsertionPoint(target);
+      }
+      auto targetOp = cast<linalg::LinalgOp>(target);
+      SmallVector<int64_t> sizes = tileSizes(targetOp);
       if (llvm::any_of(sizes, [](int64_t s) { return s != 0; }) &&
-          sizes != op.getStaticLoopRanges()) {
+          sizes != targetOp.getStaticLoopRanges()) {
         scf::SCFTilingOptions options;
         options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
         FailureOr<scf::SCFTilingResult> tiled =

@@ -1,5 +1,16 @@
-// RUN: attn-opt %s --split-input-file --attn-vectorize | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-vectorize="register-rows=4 register-cols=16 vector-width=16" | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s --split-input-file --attn-vectorize="parallel-chunks=1" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-vectorize="register-rows=4 register-cols=16 vector-width=16 parallel-chunks=1" | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s --split-input-file --attn-vectorize | FileCheck %s --check-prefix=SPLIT
+
+// By default an op of at least 2^18 iterations outside parallel loops is
+// first split along its first loop into 8 static pieces of an scf.forall (the
+// threads' share), each then register-tiled.
+// SPLIT-LABEL: func @contraction
+// SPLIT: scf.forall (%[[R:.+]]) = (0) to (64) step (8) shared_outs
+// SPLIT:   tensor.extract_slice %{{.+}}[%[[R]], 0] [8, 64] [1, 1] : tensor<64x64xf32> to tensor<8x64xf32>
+// SPLIT:   scf.for %{{.+}} = %c0 to %c64 step %c32
+// SPLIT:     vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// SPLIT:   tensor.parallel_insert_slice
 
 // A Q K^T-shaped contraction: rows step 8, columns step 32, the reduction
 // step 1, one vector.contract of outer-product shape per step.
