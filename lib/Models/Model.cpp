@@ -158,9 +158,7 @@ llvm::Error Model::validateInput(size_t, const HostTensor &) const {
   return llvm::Error::success();
 }
 
-llvm::Error Model::prepareInputs(std::vector<HostTensor> &) const {
-  return llvm::Error::success();
-}
+void Model::prepareInputs(std::vector<HostTensor> &) const {}
 
 void Model::finishOutput(HostTensor &) const {}
 

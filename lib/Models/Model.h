@@ -87,7 +87,7 @@ public:
                                     const HostTensor &tensor) const;
   /// Rewrites the whole inputs before a run (after validateInput accepted
   /// them): gat with `reorder: rcm` renumbers nodes here.
-  virtual llvm::Error prepareInputs(std::vector<HostTensor> &inputs) const;
+  virtual void prepareInputs(std::vector<HostTensor> &inputs) const;
   /// Undoes prepareInputs on the whole output (gat: back to the original
   /// node numbering).
   virtual void finishOutput(HostTensor &output) const;

@@ -202,16 +202,15 @@ std::unique_ptr<Model> mlir::attn::parseVit(SpecReader &spec,
     SpecReader n(spec.getSource(), *norm, "normalize");
     m->mean = n.numbers("mean");
     m->stdDev = n.numbers("std");
-    for (size_t i = 0; i < m->mean.size() + m->stdDev.size() && !n.failed(); ++i) {
-      bool isMean = i < m->mean.size();
-      size_t count = isMean ? m->mean.size() : m->stdDev.size();
-      n.check(count == 1 || count == static_cast<size_t>(m->channels),
-              isMean ? "mean" : "std",
-              "expected 1 or " + llvm::Twine(m->channels) + " (channels) values");
-      if (!isMean)
-        n.check(m->stdDev[i - m->mean.size()] > 0, "std",
-                "standard deviations must be positive");
-    }
+    auto checkCount = [&](llvm::StringRef key, size_t count) {
+      n.check(count == 1 || count == static_cast<size_t>(m->channels), key,
+              "expected 1 or " + llvm::Twine(m->channels) +
+                  " (channels) values");
+    };
+    checkCount("mean", m->mean.size());
+    checkCount("std", m->stdDev.size());
+    n.check(llvm::all_of(m->stdDev, [](double d) { return d > 0; }), "std",
+            "standard deviations must be positive");
     llvm::consumeError(n.finish());
   }
   if (spec.failed())
