@@ -108,9 +108,9 @@ def evaluate(model, x, y, batch=100):
 # ----------------------------------------------------------------------------
 
 
-def attention_scores_mod(lq, lk, heads, mask="dense", window_left=None,
-                         window_right=None, rel_bias=None, rel_clip=None):
-    """The additive H x Lq x Lk term of attn.sdpa's mask options."""
+def allowed_keys(lq, lk, mask="dense", window_left=None, window_right=None):
+    """Lq x Lk booleans of attn.sdpa's structural masks, with bottom-right
+    aligned query positions ia = i + (Lk - Lq); also the i, j grids."""
     i = torch.arange(lq).view(-1, 1) + (lk - lq)
     j = torch.arange(lk).view(1, -1)
     allowed = torch.ones(lq, lk, dtype=torch.bool)
@@ -120,6 +120,13 @@ def attention_scores_mod(lq, lk, heads, mask="dense", window_left=None,
         allowed &= j >= i - window_left
         if window_right is not None:
             allowed &= j <= i + window_right
+    return allowed, i, j
+
+
+def attention_scores_mod(lq, lk, heads, mask="dense", window_left=None,
+                         window_right=None, rel_bias=None, rel_clip=None):
+    """The additive H x Lq x Lk term of attn.sdpa's mask options."""
+    allowed, i, j = allowed_keys(lq, lk, mask, window_left, window_right)
     add = torch.zeros(heads, lq, lk, dtype=torch.float64)
     add = add.masked_fill(~allowed, float("-inf"))
     if rel_bias is not None:
@@ -128,9 +135,9 @@ def attention_scores_mod(lq, lk, heads, mask="dense", window_left=None,
     return add
 
 
-def mha(x, in_w, in_b, out_w, out_b, heads, score_add=None, kv_lengths=None):
+def mha(x, in_w, in_b, out_w, out_b, heads, score_add=None):
     """torch.nn.MultiheadAttention(batch_first=True) math with an additive
-    H x L x L term and key padding lengths, in x's dtype."""
+    H x L x L term, in x's dtype."""
     b, l, d = x.shape
     hd = d // heads
     qkv = F.linear(x, in_w, in_b).view(b, l, 3, heads, hd).permute(2, 0, 3, 1, 4)
@@ -138,9 +145,6 @@ def mha(x, in_w, in_b, out_w, out_b, heads, score_add=None, kv_lengths=None):
     s = q @ k.transpose(-1, -2) / math.sqrt(hd)
     if score_add is not None:
         s = s + score_add.to(s.dtype)
-    if kv_lengths is not None:
-        pad = torch.arange(l).view(1, -1) >= kv_lengths.view(-1, 1)
-        s = s.masked_fill(pad.view(b, 1, 1, l), float("-inf"))
     p = torch.softmax(s, -1).nan_to_num(0.0)
     o = (p @ v).transpose(1, 2).reshape(b, l, d)
     return F.linear(o, out_w, out_b)

@@ -16,11 +16,15 @@
 # CHECK: gqa_causal_padding_bias: OK
 # CHECK: 8 cases agree with PyTorch
 
+import os
 import subprocess
 import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
+from attn_torch import allowed_keys  # noqa: E402
 
 ATTN_RUN, TMP = sys.argv[1], sys.argv[2]
 
@@ -61,13 +65,7 @@ def torch_attention(c, x):
     if "bias" in x:
         scores = scores + torch.from_numpy(x["bias"]).double()
     lq, lk = c["Lq"], c["Lk"]
-    i = torch.arange(lq)[:, None] + (lk - lq)  # bottom-right aligned positions
-    j = torch.arange(lk)[None, :]
-    allowed = torch.ones(lq, lk, dtype=torch.bool)
-    if c["mask"] == "causal":
-        allowed &= j <= i
-    if c["mask"] == "local":
-        allowed &= (j >= i - c["left"]) & (j <= i + c["right"])
+    allowed, _, j = allowed_keys(lq, lk, c["mask"], c.get("left"), c.get("right"))
     allowed = allowed.expand(c["B"], 1, lq, lk)
     if "len" in x:
         lengths = torch.from_numpy(x["len"]).long()
