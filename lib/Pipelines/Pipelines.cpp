@@ -89,9 +89,18 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+/// Where a pipeline stops with `linalg-only`: the attn lowerings' output,
+/// tidied.
+static void addLinalgCleanup(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 void mlir::attn::buildReferencePipeline(
     OpPassManager &pm, const ReferencePipelineOptions &options) {
   pm.addPass(createAttnLowerToLinalg());
+  if (options.linalgOnly)
+    return addLinalgCleanup(pm);
   addBufferizeAndLowerToLLVM(pm, options.outParams, /*threads=*/1,
                              /*vectorize=*/false);
 }
@@ -108,6 +117,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createAttnLowerGat(gat));
   // Nothing is left for it on static shapes; it reports any op that is.
   pm.addPass(createAttnLowerToLinalg());
+  if (options.linalgOnly)
+    return addLinalgCleanup(pm);
   addBufferizeAndLowerToLLVM(pm, options.outParams, options.threads,
                              options.vectorize);
 }

@@ -16,6 +16,11 @@ struct ReferencePipelineOptions
       llvm::cl::desc("Turn memref results of every function into trailing "
                      "out-parameters (the JIT runtime's calling convention)"),
       llvm::cl::init(true)};
+  Option<bool> linalgOnly{
+      *this, "linalg-only",
+      llvm::cl::desc("Stop after the attn lowerings (linalg on tensors, "
+                     "canonicalized): what attn-compile --emit=linalg shows"),
+      llvm::cl::init(false)};
 };
 
 /// attn -> linalg (reference lowering) -> bufferized loops -> LLVM dialect.
@@ -51,6 +56,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Turn memref results of every function into trailing "
                      "out-parameters (the JIT runtime's calling convention)"),
       llvm::cl::init(true)};
+  Option<bool> linalgOnly{
+      *this, "linalg-only",
+      llvm::cl::desc("Stop after the attn lowerings (linalg on tensors, "
+                     "canonicalized): what attn-compile --emit=linalg shows"),
+      llvm::cl::init(false)};
 };
 
 /// attn -> tiled attention with online softmax (attn-tile; mha decomposed

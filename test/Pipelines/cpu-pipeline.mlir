@@ -1,6 +1,17 @@
 // RUN: attn-opt %s --attn-cpu-pipeline | FileCheck %s
 // RUN: attn-opt %s --attn-cpu-pipeline="vectorize=false" | FileCheck %s --check-prefix=SCALAR
 // RUN: attn-opt %s --attn-cpu-pipeline="threads=2 block-q=4 block-k=4" | FileCheck %s --check-prefix=OMP
+// RUN: attn-opt %s --attn-cpu-pipeline="linalg-only=true" | FileCheck %s --check-prefix=LINALG
+
+// With linalg-only the pipeline stops after the attn lowerings: tiled loops
+// and linalg on tensors, no attn op, nothing bufferized or vectorized yet.
+// LINALG-LABEL: func.func @sdpa
+// LINALG-NOT: attn.{{sdpa|mha|gat}}
+// LINALG-NOT: vector.
+// LINALG-NOT: memref.
+// LINALG: scf.forall
+// LINALG: linalg.generic
+// LINALG-NOT: llvm.
 
 // The CPU pipeline takes attn IR (sdpa tiled, mha decomposed and tiled, gat
 // through the reference lowering) to the LLVM dialect. Vectorized by default:

@@ -1,5 +1,12 @@
 // RUN: attn-opt %s --attn-reference-pipeline | FileCheck %s
 // RUN: attn-opt %s --attn-reference-pipeline="out-params=false" | FileCheck %s --check-prefix=RESULTS
+// RUN: attn-opt %s --attn-reference-pipeline="linalg-only=true" | FileCheck %s --check-prefix=LINALG
+
+// With linalg-only the pipeline stops after the reference lowering.
+// LINALG-LABEL: func.func @causal
+// LINALG-NOT: attn.sdpa
+// LINALG: linalg.generic
+// LINALG-NOT: llvm.
 
 // The reference pipeline takes attn IR all the way to the LLVM dialect. By
 // default tensor results become trailing out-parameters (the JIT runtime's

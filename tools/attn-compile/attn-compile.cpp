@@ -162,25 +162,17 @@ static double secondsSince(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
-/// The textual pipeline that lowers the model to the LLVM dialect.
-static std::string fullPipeline() {
+/// The textual pipeline that lowers the model to the LLVM dialect, or with
+/// `linalgOnly` only through the attn lowerings (--emit=linalg).
+static std::string pipelineText(bool linalgOnly = false) {
   if (pipelineName == "attn-reference-pipeline")
-    return "attn-reference-pipeline";
+    return linalgOnly ? "attn-reference-pipeline{linalg-only=true}"
+                      : "attn-reference-pipeline";
   return llvm::formatv("attn-cpu-pipeline{{block-q={0} block-k={1} "
-                       "gat-edge-block={2} threads={3} vectorize={4}}",
+                       "gat-edge-block={2} threads={3} vectorize={4}{5}}",
                        blockQ, blockK, gatEdgeBlock, threads,
-                       vectorize ? "true" : "false")
-      .str();
-}
-
-/// The attn lowerings of the pipeline alone (--emit=linalg).
-static std::string attnLowerings() {
-  if (pipelineName == "attn-reference-pipeline")
-    return "attn-lower-to-linalg,canonicalize,cse";
-  return llvm::formatv("attn-decompose-mha,attn-tile{{block-q={0} "
-                       "block-k={1}},attn-lower-gat{{edge-block={2}},"
-                       "attn-lower-to-linalg,canonicalize,cse",
-                       blockQ, blockK, gatEdgeBlock)
+                       vectorize ? "true" : "false",
+                       linalgOnly ? " linalg-only=true" : "")
       .str();
 }
 
@@ -377,7 +369,7 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   model.prepareInputs(inputs);
 
   JitOptions options;
-  options.pipeline = fullPipeline();
+  options.pipeline = pipelineText();
   options.configurePassManager = [](PassManager &pm) {
     (void)applyPassManagerCLOptions(pm);
     applyDefaultTimingPassManagerCLOptions(pm);
@@ -694,8 +686,7 @@ int main(int argc, char **argv) {
     func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   UnitAttr::get(&ctx));
   if (emit != Emit::attn &&
-      failed(runPipeline(*module, emit == Emit::linalg ? attnLowerings()
-                                                       : fullPipeline())))
+      failed(runPipeline(*module, pipelineText(emit == Emit::linalg))))
     return fail("lowering failed (see the diagnostics above)");
   if (emit == Emit::attn || emit == Emit::linalg || emit == Emit::llvm) {
     std::string error;
