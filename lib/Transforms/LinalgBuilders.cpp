@@ -345,16 +345,19 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
     return arith::SelectOp::create(nb, nloc, empty, zero, e).getResult();
   };
 
-  // m' = max(m, rowmax S) into m, and a = exp(m - m').
+  // m' = max(m, rowmax S) into m, and a = exp(m - m'). maxnum, not maximum:
+  // the max only stabilises exp, a NaN score still reaches the output through
+  // exp(NaN - m'), and maxnum lowers to plain vmaxps-style code where
+  // maximum's NaN and signed-zero rules cost a compare and blends per step.
   Value tileMax =
-      buildLastDimReduction<arith::MaximumFOp>(b, loc, scores, negInf);
+      buildLastDimReduction<arith::MaxNumFOp>(b, loc, scores, negInf);
   auto maxUpdate = linalg::GenericOp::create(
       b, loc, TypeRange{state.rowMax.getType(), tileMax.getType()},
       ValueRange{tileMax},
       ValueRange{state.rowMax, buildEmpty(b, loc, {tile[0]}, f)},
       ArrayRef<AffineMap>{id1, id1, id1}, parallel(1),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value newMax = arith::MaximumFOp::create(nb, nloc, args[1], args[0]);
+        Value newMax = arith::MaxNumFOp::create(nb, nloc, args[1], args[0]);
         linalg::YieldOp::create(
             nb, nloc,
             ValueRange{newMax, guardedExp(nb, nloc, args[1], newMax)});

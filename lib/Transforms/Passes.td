@@ -105,11 +105,13 @@ def AttnTile : Pass<"attn-tile"> {
     Rewrites every `attn.sdpa` into fused, tiled attention on tensors:
 
     ```
+    K^T = transpose(K) as B x Hkv x ceil(Lk / block-k) x E x block-k
     scf.forall (b, h, qt) in (B, H, ceil(Lq / block-q)) {   // parallel
       Q_t = Q[b, h, qt*bq : bq]
       m, l, acc = -inf, 0, 0
       scf.for kt in [kv_begin(qt), kv_end(qt, b)) {          // sequential
-        S = Q_t K_t^T, score modifications (scale, bias, relative, ALiBi)
+        S = Q_t K^T[b, h / group, kt], score modifications (scale, bias,
+            relative, ALiBi)
         if (tile is on a mask boundary) S = select(allowed, S, -inf)
         m, l, acc = online_softmax_step(S, V_t, m, l, acc)
       }
@@ -130,6 +132,11 @@ def AttnTile : Pass<"attn-tile"> {
       the tile loop; the Shaw term is one `block-q x (2R+1)` contraction per
       query tile. No `Lq x Lk` tensor is materialised (except the densified
       graph mask).
+
+    K is transposed once per call, tile-major: each key tile's `E x block-k`
+    block is contiguous, so `Q K^T` streams whole key rows (transposing per
+    key tile repeated the work for every query tile; an `E x Lk` layout put
+    the block's rows `Lk` floats apart, on the same few L1 sets).
 
     Lengths that the blocks do not divide are padded with zeros up to a
     multiple of the block (Q rows and K/V rows); padded keys are masked on the
@@ -163,6 +170,7 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       registers across the reduction loop by `attn-lower-vectors`;
     - elementwise ops and row reductions: one row at a time, the last
       dimension up to `vector-width` elements;
+    - transposes of the two innermost dimensions (`K^T`): 16 x 16 blocks;
     - tile sizes divide the dimensions, so every vector is static: the
       largest divisor not above the target that is a whole number of 16-lane
       registers, else a power of two, else any divisor; an op that does not
@@ -203,8 +211,12 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     across reduction loops), replaces `math.exp`/`math.log`/`math.erf`/`math.tanh` with
     polynomial approximations (vectorized, no libm calls; -inf inputs give
     exact 0), and lowers multi-reductions, broadcasts, shape casts,
-    transposes and permuted transfers to forms `convert-vector-to-llvm`
-    handles.
+    transposes (16 x 16 blocks as AVX-512 shuffles) and permuted transfers to
+    forms `convert-vector-to-llvm` handles. Float sum reductions get
+    `fastmath<reassoc>` (a tree instead of one dependent add per lane) and
+    `maxnumf` reductions `fastmath<nnan>`: only the online softmax's row max
+    uses maxnum, and it merely stabilises `exp` (a NaN score still reaches
+    the output through `exp(NaN - m)`).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",

@@ -55,6 +55,19 @@ public:
     q = padRows(b, loc, op.getQuery(), nqt * bq);
     k = padRows(b, loc, op.getKey(), nkt * bk);
     v = padRows(b, loc, op.getValue(), nkt * bk);
+    // K^T once per call (B * Hkv * Lk * E moves), not once per (query tile,
+    // key tile) pair, so that QK^T reads contiguous key columns. Tile-major
+    // (B x Hkv x key tile x E x bk): one key tile's E rows are contiguous; as
+    // columns of an E x Lk matrix they would sit Lk floats apart, on the same
+    // few L1 sets.
+    ArrayRef<int64_t> ks = getShape(k);
+    Value kTiles = buildExpand(b, loc, k, {ks[0], ks[1], nkt, bk, e},
+                               {{0}, {1}, {2, 3}, {4}});
+    kT = linalg::TransposeOp::create(
+             b, loc, kTiles,
+             tensor::EmptyOp::create(b, loc, {ks[0], ks[1], nkt, e, bk}, f),
+             ArrayRef<int64_t>{0, 1, 2, 4, 3})
+             .getResult()[0];
     if (op.getMask() == MaskKind::graph) {
       // i8, not i1: vector loads of i1 memory would read packed bits.
       graphMask = buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq,
@@ -135,6 +148,18 @@ private:
     return tensor::ExtractSliceOp::create(
         b, loc, RankedTensorType::get({rows, cols}, f), t, offsets, sizes,
         strides);
+  }
+
+  /// Key tile `kt` of the tile-major K^T: a rank-reduced E x bk slice.
+  Value keyTileT(OpBuilder &b, Location loc, Value kt) {
+    SmallVector<OpFoldResult> offsets{bIdx, kvHead, kt, b.getIndexAttr(0),
+                                      b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(1),
+                                    b.getIndexAttr(1), b.getIndexAttr(e),
+                                    b.getIndexAttr(bk)};
+    SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({e, bk}, f), kT, offsets, sizes, strides);
   }
 
   /// The body of the parallel loop: one query tile of one (batch, head).
@@ -272,16 +297,11 @@ private:
     Value k0 = arith::MulIOp::create(b, loc, kt, index(b, loc, bk));
     auto step = [&](OpBuilder &sb, Location sloc) -> SmallVector<Value> {
       MLIRContext *ctx = sb.getContext();
-      Value kTile = tile(sb, sloc, k, bIdx, kvHead, k0, bk);
+      Value kTTile = keyTileT(sb, sloc, kt);
       Value vTile = tile(sb, sloc, v, bIdx, kvHead, k0, bk);
-      // K^T once per key tile (bk * E moves against bq * bk * E FMAs), so
-      // that QK^T reads contiguous key columns; dims (i, j, e).
-      Value kT =
-          linalg::TransposeOp::create(
-              sb, sloc, kTile, tensor::EmptyOp::create(sb, sloc, {e, bk}, f),
-              ArrayRef<int64_t>{1, 0})
-              .getResult()[0];
-      Value qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 3, {0, 2}), kT,
+      // Dims (i, j, e).
+      Value qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 3, {0, 2}),
+                                  kTTile,
                                   dimsMap(ctx, 3, {2, 1}), {bq, bk},
                                   dimsMap(ctx, 3, {0, 1}));
       Value scores;
@@ -386,7 +406,7 @@ private:
   int64_t batch, heads, lq, lk, e, ev, group, bq, bk, nqt, nkt;
   Type f;
   // Padded operands and per-call masks.
-  Value q, k, v, graphMask, blockMask;
+  Value q, k, kT, v, graphMask, blockMask;
   // Per query tile (inside the parallel loop).
   Value bIdx, hIdx, q0, kvHead, qTile, shawTile;
 };

@@ -92,6 +92,19 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       }
       return sizes;
     }
+    // Transposes of the two innermost dims: 16 x 16 blocks, which
+    // attn-lower-vectors turns into in-register shuffles (a row-at-a-time
+    // transpose reads one element per lane).
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
+      ArrayRef<int64_t> perm = transpose.getPermutation();
+      unsigned n = perm.size();
+      if (n >= 2 && perm[n - 1] == int64_t(n - 2) &&
+          perm[n - 2] == int64_t(n - 1)) {
+        sizes[n - 2] = vectorDivisorAtMost(ranges[n - 2], kLanes, kLanes);
+        sizes[n - 1] = vectorDivisorAtMost(ranges[n - 1], kLanes, kLanes);
+        return sizes;
+      }
+    }
     // Elementwise ops and reductions: one row at a time, the last dim (and a
     // trailing reduction) vectorized.
     unsigned last = ranges.size() - 1;
@@ -216,13 +229,30 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     vector::populateVectorBroadcastLoweringPatterns(patterns);
     vector::populateVectorShapeCastLoweringPatterns(patterns);
     vector::populateVectorTransposeLoweringPatterns(
-        patterns, vector::VectorTransposeLowering::EltWise);
+        patterns, vector::VectorTransposeLowering::Shuffle16x16);
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorMaskOpLoweringPatterns(patterns);
     vector::populateVectorGatherLoweringPatterns(patterns);
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
+
+    // Sums along a vector (softmax row sums, LayerNorm moments) may be
+    // reassociated: without it LLVM adds the lanes one by one, in order, a
+    // chain of 64 dependent adds per 64-wide row. maxnum reductions (only the
+    // online softmax's row max, which merely stabilises exp: a NaN score
+    // still reaches the output through exp(NaN - m)) may assume no NaN, or
+    // LLVM compares lane by lane.
+    func.walk([](vector::ReductionOp reduction) {
+      if (!isa<FloatType>(reduction.getType()))
+        return;
+      arith::FastMathFlags flags = reduction.getFastmath();
+      if (reduction.getKind() == vector::CombiningKind::ADD)
+        flags = flags | arith::FastMathFlags::reassoc;
+      else if (reduction.getKind() == vector::CombiningKind::MAXNUMF)
+        flags = flags | arith::FastMathFlags::nnan;
+      reduction.setFastmath(flags);
+    });
   }
 };
 

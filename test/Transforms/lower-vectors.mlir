@@ -44,3 +44,33 @@ func.func @exp_log(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
   %l = math.log %x : vector<16xf32>
   return %e, %l : vector<16xf32>, vector<16xf32>
 }
+
+// -----
+
+// Row sums may be reassociated (a tree, not 64 dependent adds) and the online
+// softmax's maxnum row max may assume no NaN (plain max instructions); other
+// reductions keep their semantics.
+
+// CHECK-LABEL: func @reduction_flags
+// CHECK: vector.reduction <add>, %{{.+}} fastmath<reassoc> : vector<64xf32> into f32
+// CHECK: vector.reduction <maxnumf>, %{{.+}} fastmath<nnan> : vector<64xf32> into f32
+// CHECK: vector.reduction <maximumf>, %{{.+}} : vector<64xf32> into f32
+func.func @reduction_flags(%x: vector<64xf32>) -> (f32, f32, f32) {
+  %s = vector.reduction <add>, %x : vector<64xf32> into f32
+  %m = vector.reduction <maxnumf>, %x : vector<64xf32> into f32
+  %n = vector.reduction <maximumf>, %x : vector<64xf32> into f32
+  return %s, %m, %n : f32, f32, f32
+}
+
+// -----
+
+// A 16 x 16 transpose becomes shuffles, not 256 element moves.
+
+// CHECK-LABEL: func @transpose16
+// CHECK-NOT: vector.transpose
+// CHECK: vector.shuffle
+// CHECK-NOT: vector.extract %{{.+}}[0, 0] : f32
+func.func @transpose16(%x: vector<16x16xf32>) -> vector<16x16xf32> {
+  %t = vector.transpose %x, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+  return %t : vector<16x16xf32>
+}

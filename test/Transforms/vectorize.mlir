@@ -71,3 +71,21 @@ func.func @softmax_pieces(%s: tensor<40x48xf32>, %max: tensor<40xf32>) -> (tenso
   } -> tensor<40xf32>
   return %p, %m : tensor<40x48xf32>, tensor<40xf32>
 }
+
+// -----
+
+// A transpose of the two innermost dims goes in 16 x 16 blocks (the read is
+// permuted; attn-lower-vectors lowers the block with in-register shuffles).
+
+// CHECK-LABEL: func @transpose_blocks
+// CHECK: scf.for %{{.+}} = %c0 to %c2 step %c1
+// CHECK:   scf.for %{{.+}} = %c0 to %c32 step %c16
+// CHECK:     scf.for %{{.+}} = %c0 to %c64 step %c16
+// CHECK:       %[[IN:.+]] = vector.transfer_read {{.*}} : tensor<1x16x16xf32>, vector<1x16x16xf32>
+// CHECK:       vector.transpose %[[IN]], [0, 2, 1] : vector<1x16x16xf32> to vector<1x16x16xf32>
+// CHECK:       vector.transfer_write
+func.func @transpose_blocks(%k: tensor<2x64x32xf32>) -> tensor<2x32x64xf32> {
+  %e = tensor.empty() : tensor<2x32x64xf32>
+  %t = linalg.transpose ins(%k : tensor<2x64x32xf32>) outs(%e : tensor<2x32x64xf32>) permutation = [0, 2, 1]
+  return %t : tensor<2x32x64xf32>
+}
