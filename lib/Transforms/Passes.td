@@ -176,10 +176,11 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       registers, else a power of two, else any divisor; an op that does not
       vectorize (e.g. an unsupported gather) stays scalar;
     - large ops outside any `scf.forall` (at least 2^18 iterations: a model's
-      linear layers, GAT's projection, fills of big buffers) are first split
-      along their first (parallel) loop into `parallel-chunks` static pieces
-      of an `scf.forall`, which the pipeline runs on its threads (or as a
-      plain loop with `threads=1`).
+      linear layers, GAT's projection, attn-tile's `K^T`, fills of big
+      buffers) are first split along their outermost parallel loop of at
+      least `parallel-chunks` iterations (else their first loop) into
+      `parallel-chunks` static pieces of an `scf.forall`, which the pipeline
+      runs on its threads (or as a plain loop with `threads=1`).
 
     Example (a 64 x 64 x 64 `Q K^T` tile with the defaults): three `scf.for`
     loops (rows step 8, columns step 32, reduction step 1) around a

@@ -119,35 +119,47 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   }
 
   /// Large ops outside any parallel loop (the model's linear layers, GAT's
-  /// projection, fills of big buffers) are split along their first loop into
-  /// `parallel-chunks` pieces of an `scf.forall`, so that the pipeline's
+  /// projection, attn-tile's K^T, fills of big buffers) are split along their
+  /// outermost parallel loop of at least `parallel-chunks` iterations (else
+  /// the first loop) into pieces of an `scf.forall`, so that the pipeline's
   /// threads share them; each piece is then register-tiled as usual. Returns
   /// nullopt when the op is left whole, the piece's op when split, and null
   /// when splitting failed.
   std::optional<Operation *> splitForThreads(IRRewriter &rewriter,
                                              linalg::LinalgOp op) {
-    if (parallelChunks < 2 || op->getParentOfType<scf::ForallOp>() ||
-        op.getIteratorTypesArray().front() != utils::IteratorType::parallel)
+    if (parallelChunks < 2 || op->getParentOfType<scf::ForallOp>())
       return std::nullopt;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
     int64_t work = 1;
     for (int64_t r : ranges)
       work *= r;
     if (work < kMinParallelWork)
       return std::nullopt;
-    // A divisor of the first range, a multiple of its register tile, at most
+    // The outermost parallel loop that the chunks can share out, else the
+    // first loop if it is parallel.
+    unsigned dim = 0;
+    while (dim < ranges.size() &&
+           (iters[dim] != utils::IteratorType::parallel ||
+            ranges[dim] < parallelChunks))
+      ++dim;
+    if (dim == ranges.size())
+      dim = 0;
+    if (iters[dim] != utils::IteratorType::parallel)
+      return std::nullopt;
+    // A divisor of the range, a multiple of its register tile, at most
     // range / chunks (static pieces vectorize).
-    int64_t unit = std::max<int64_t>(1, tileSizes(op).front());
+    int64_t unit = std::max<int64_t>(1, tileSizes(op)[dim]);
     int64_t chunk = 0;
-    for (int64_t c = ranges.front() / parallelChunks; c >= unit; --c)
-      if (ranges.front() % c == 0 && c % unit == 0) {
+    for (int64_t c = ranges[dim] / parallelChunks; c >= unit; --c)
+      if (ranges[dim] % c == 0 && c % unit == 0) {
         chunk = c;
         break;
       }
     if (chunk == 0)
       return std::nullopt;
     SmallVector<int64_t> sizes(ranges.size(), 0);
-    sizes.front() = chunk;
+    sizes[dim] = chunk;
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
     options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);

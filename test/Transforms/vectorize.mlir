@@ -89,3 +89,19 @@ func.func @transpose_blocks(%k: tensor<2x64x32xf32>) -> tensor<2x32x64xf32> {
   %t = linalg.transpose ins(%k : tensor<2x64x32xf32>) outs(%e : tensor<2x32x64xf32>) permutation = [0, 2, 1]
   return %t : tensor<2x32x64xf32>
 }
+
+// -----
+
+// A large op whose first loop is too short to share out (batch 1) is split
+// along its outermost parallel loop with at least parallel-chunks iterations
+// (the heads of attn-tile's K^T).
+
+// SPLIT-LABEL: func @split_heads
+// SPLIT: scf.forall (%[[H:.+]]) in (8) shared_outs
+// SPLIT:   tensor.extract_slice %{{.+}}[0, %[[H]], 0, 0] [1, 1, 256, 128] [1, 1, 1, 1]
+// SPLIT:   vector.transpose
+func.func @split_heads(%k: tensor<1x8x256x128xf32>) -> tensor<1x8x128x256xf32> {
+  %e = tensor.empty() : tensor<1x8x128x256xf32>
+  %t = linalg.transpose ins(%k : tensor<1x8x256x128xf32>) outs(%e : tensor<1x8x128x256xf32>) permutation = [0, 1, 3, 2]
+  return %t : tensor<1x8x128x256xf32>
+}
