@@ -56,11 +56,14 @@ struct Config {
 
 /// Graph-structured families: "graph<d>-shuffled" / "graph<d>-rcm" (graph
 /// mask of a shuffled banded graph with d % density, without / with reverse
-/// Cuthill-McKee reordering) and "biasmask<d>" (the same graph as a dense
-/// -inf additive bias: what a user without graph masks would write).
+/// Cuthill-McKee reordering; the pipeline's default lowering, which is the
+/// edge-list one up to its graph-edge-density), the same with "-tiles"
+/// (block-mask tiles forced: where reordering shows) and "biasmask<d>" (the
+/// same graph as a dense -inf additive bias: what a user without graph masks
+/// would write).
 struct GraphFamily {
   int64_t density = 0; // percent; 0 = not a graph-structured family
-  bool rcm = false, asBias = false;
+  bool rcm = false, asBias = false, tiles = false;
 };
 
 GraphFamily parseGraphFamily(const std::string &family) {
@@ -69,6 +72,7 @@ GraphFamily parseGraphFamily(const std::string &family) {
   if (f.consume_front("biasmask")) {
     g.asBias = true;
   } else if (f.consume_front("graph") && !f.empty()) {
+    g.tiles = f.consume_back("-tiles");
     g.rcm = f.consume_back("-rcm");
     f.consume_back("-shuffled");
   } else {
@@ -410,12 +414,14 @@ void registerGraphMasks() {
     for (int64_t len : {1024, 4096})
       for (int threads : {1, 2})
         for (std::string kind :
-             {"graph%d-shuffled", "graph%d-rcm", "biasmask%d"}) {
+             {"graph%d-shuffled", "graph%d-rcm", "graph%d-shuffled-tiles",
+              "graph%d-rcm-tiles", "biasmask%d"}) {
           std::string family = llvm::formatv(
               kind.replace(kind.find("%d"), 2, "{0}").c_str(), density);
           Config c{family, len, 64, 8, threads};
-          std::string pipeline =
-              llvm::formatv("attn-cpu-pipeline{{threads={0}}", threads);
+          std::string pipeline = llvm::formatv(
+              "attn-cpu-pipeline{{threads={0}{1}}", threads,
+              parseGraphFamily(family).tiles ? " graph-edge-density=0" : "");
           benchmark::RegisterBenchmark(
               ("attn-mlir/" + c.name()).c_str(),
               [c, pipeline](benchmark::State &s) { runMlir(s, c, pipeline); })

@@ -120,20 +120,24 @@ def print_graph_tables(rows):
              if k[0] == "attn-mlir" and re.match(r"(graph|biasmask)\d", k[1])}
     if masks:
         print()
-        print("| density | L | threads | graph mask shuffled ms (tiles) | "
-              "graph mask RCM ms (tiles) | dense -inf bias ms | RCM vs bias |")
-        print("|---|---|---|---|---|---|---|")
+        print("| density | L | threads | graph mask shuffled ms | graph mask RCM ms | "
+              "tiles shuffled ms (tile density) | tiles RCM ms (tile density) | "
+              "dense -inf bias ms | RCM vs bias |")
+        print("|---|---|---|---|---|---|---|---|---|")
         keys = sorted({(int(re.search(r"\d+", c.split("/")[0]).group()),
                         c.split("/", 1)[1]) for c in masks})
         for density, rest in keys:
             l, e, t = rest.split("/")
             get = lambda fam: masks.get(f"{fam}/{rest}")
             shuf, rcm = get(f"graph{density}-shuffled"), get(f"graph{density}-rcm")
+            shuf_t = get(f"graph{density}-shuffled-tiles")
+            rcm_t = get(f"graph{density}-rcm-tiles")
             bias = get(f"biasmask{density}")
-            if not (shuf and rcm and bias):
+            if not (shuf and rcm and shuf_t and rcm_t and bias):
                 continue
             cell = lambda b: f"{b['real_time']:.1f} ({100 * b['block_density']:.0f} %)"
-            print(f"| {density} % | {l[1:]} | {t[1:]} | {cell(shuf)} | {cell(rcm)} | "
+            print(f"| {density} % | {l[1:]} | {t[1:]} | {shuf['real_time']:.1f} | "
+                  f"{rcm['real_time']:.1f} | {cell(shuf_t)} | {cell(rcm_t)} | "
                   f"{bias['real_time']:.1f} | {bias['real_time'] / rcm['real_time']:.1f}x |")
     gat = {k[0] + "/" + k[1]: b for k, b in rows.items() if k[0].startswith("gat-")}
     if gat:

@@ -111,6 +111,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   AttnTileOptions tile;
   tile.blockQ = options.blockQ;
   tile.blockK = options.blockK;
+  tile.graphEdgeDensity = options.graphEdgeDensity;
   pm.addPass(createAttnTile(tile));
   AttnLowerGatOptions gat;
   gat.edgeBlock = options.gatEdgeBlock;

@@ -36,6 +36,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   Option<int64_t> blockK{*this, "block-k",
                          llvm::cl::desc("Key rows per tile (attn-tile)"),
                          llvm::cl::init(64)};
+  Option<double> graphEdgeDensity{
+      *this, "graph-edge-density",
+      llvm::cl::desc("Graph-masked sdpa with at most this fraction of the "
+                     "Lq x Lk pairs in its CSR takes the edge-list lowering, "
+                     "denser graphs block-mask tiles (attn-tile)"),
+      llvm::cl::init(0.2)};
   Option<int64_t> gatEdgeBlock{
       *this, "gat-edge-block",
       llvm::cl::desc("In-edges per online-softmax step (attn-lower-gat)"),

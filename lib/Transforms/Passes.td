@@ -125,9 +125,19 @@ def AttnTile : Pass<"attn-tile"> {
       element mask is applied only on tiles that straddle a mask boundary
       (full tiles run mask-free code).
     - padding: `kv_end` stops at `ceil(kv_lengths[b] / block-k)`.
-    - graph: a block mask (which (query tile, key tile) pairs hold any edge)
-      is built once per call from the CSR; empty tiles are skipped, the others
-      are element-masked from the CSR (densified once).
+    - graph, dense graphs (more than `graph-edge-density` of the `Lq x Lk`
+      pairs in the CSR): a block mask (which (query tile, key tile) pairs
+      hold any edge) is built once per call from the CSR; empty tiles are
+      skipped, the others are element-masked from the CSR (densified once).
+    - graph, sparse graphs: no tiles at all. Per (batch, head, query row),
+      one pass over the row's CSR entries, `edge-block` at a time: scores are
+      dot products of the query row with the gathered key rows (score
+      modifications and the padding mask applied per entry), then one
+      online-softmax step with the running max, sum and the `Ev`-wide output
+      row in registers. Work is proportional to the edges, whatever their
+      layout. A serial pre-pass per call marks the first occurrence of each
+      key in a row (duplicates must not enter the softmax twice: the mask is
+      a set) and drops out-of-range keys.
     - relative bias, Shaw keys, ALiBi and the additive bias are applied inside
       the tile loop; the Shaw term is one `block-q x (2R+1)` contraction per
       query tile. No `Lq x Lk` tensor is materialised (except the densified
@@ -147,12 +157,19 @@ def AttnTile : Pass<"attn-tile"> {
     Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
            "Query rows per tile (the parallel dimension)">,
     Option<"blockK", "block-k", "int64_t", /*default=*/"64",
-           "Key rows per tile (the online-softmax step)">
+           "Key rows per tile (the online-softmax step)">,
+    Option<"graphEdgeDensity", "graph-edge-density", "double",
+           /*default=*/"0.2",
+           "Graph masks whose CSR holds at most this fraction of the Lq x Lk "
+           "pairs take the edge-list lowering, denser ones block-mask tiles "
+           "(0: always tiles, 1: always edges)">,
+    Option<"edgeBlock", "edge-block", "int64_t", /*default=*/"16",
+           "CSR entries per online-softmax step of the edge-list lowering">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -10,6 +10,7 @@
 #include "dialect/AttnOps.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
+#include "lib/Transforms/SdpaGraphEdges.h"
 #include "lib/Transforms/SdpaScore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -68,10 +69,18 @@ public:
              tensor::EmptyOp::create(b, loc, {ks[0], ks[1], nkt, e, bk}, f),
              ArrayRef<int64_t>{0, 1, 2, 4, 3})
              .getResult()[0];
+    // The bias and the dense graph mask are padded like Q and K, so that
+    // padded rows and keys index them in bounds and a tile's row is a
+    // contiguous vector load (clamped indices would make it a gather).
+    if (Value b0 = op.getBias())
+      bias = padToTiles(b, loc, b0, buildFloatConstant(b, loc, f, 0.0));
     if (op.getMask() == MaskKind::graph) {
       // i8, not i1: vector loads of i1 memory would read packed bits.
-      graphMask = buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq,
-                                    lk, b.getI8Type());
+      graphMask = padToTiles(
+          b, loc,
+          buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq, lk,
+                            b.getI8Type()),
+          arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
       blockMask = buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq,
                                     lk, b.getI8Type(), false, bq, bk);
     }
@@ -124,6 +133,23 @@ private:
     Value zero = buildFloatConstant(b, loc, f, 0.0);
     return tensor::createPadHighOp(RankedTensorType::get(shape, f), t, zero,
                                    /*nofold=*/false, loc, b);
+  }
+
+  /// Pads the trailing (query, key) dims of a bias or mask with `pad` up to
+  /// whole tiles; broadcast (size-1) dims stay.
+  Value padToTiles(OpBuilder &b, Location loc, Value t, Value pad) {
+    auto type = cast<RankedTensorType>(t.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    unsigned r = shape.size();
+    if (shape[r - 2] != 1)
+      shape[r - 2] = nqt * bq;
+    if (shape[r - 1] != 1)
+      shape[r - 1] = nkt * bk;
+    if (ArrayRef<int64_t>(shape) == type.getShape())
+      return t;
+    return tensor::createPadHighOp(
+        RankedTensorType::get(shape, type.getElementType()), t, pad,
+        /*nofold=*/false, loc, b);
   }
 
   /// The leading `shape` part of `t` (drops padded rows).
@@ -367,23 +393,19 @@ private:
     Value lj = linalg::IndexOp::create(b, loc, 1);
     ScorePosition pos{bIdx, hIdx, arith::AddIOp::create(b, loc, q0, li),
                       arith::AddIOp::create(b, loc, k0, lj)};
-    // Padded rows/columns read the last real element; they are masked or
-    // sliced off.
-    Value iSafe = arith::MinSIOp::create(b, loc, pos.i, index(b, loc, lq - 1));
-    Value jSafe = arith::MinSIOp::create(b, loc, pos.j, index(b, loc, lk - 1));
 
     Value shaw;
     if (shawTile)
       shaw = tensor::ExtractOp::create(
           b, loc, shawTile, ValueRange{li, emitter.relativeIndex(b, loc, pos)});
     Value biasElem;
-    if (Value bias = op.getBias()) {
+    if (bias) {
       ArrayRef<int64_t> s = getShape(bias);
       Value zero = index(b, loc, 0);
       biasElem = tensor::ExtractOp::create(
           b, loc, bias,
           ValueRange{s[0] == 1 ? zero : bIdx, s[1] == 1 ? zero : hIdx,
-                     s[2] == 1 ? zero : iSafe, s[3] == 1 ? zero : jSafe});
+                     s[2] == 1 ? zero : pos.i, s[3] == 1 ? zero : pos.j});
     }
     Value s = emitter.modify(b, loc, pos, qk, shaw, biasElem);
     if (!masked)
@@ -397,7 +419,7 @@ private:
       extra.push_back(
           isNonZero(b, loc,
                     tensor::ExtractOp::create(b, loc, graphMask,
-                                              ValueRange{iSafe, jSafe})));
+                                              ValueRange{pos.i, pos.j})));
     return emitter.mask(b, loc, pos, s, extra);
   }
 
@@ -406,26 +428,35 @@ private:
   int64_t batch, heads, lq, lk, e, ev, group, bq, bk, nqt, nkt;
   Type f;
   // Padded operands and per-call masks.
-  Value q, k, kT, v, graphMask, blockMask;
+  Value q, k, kT, v, bias, graphMask, blockMask;
   // Per query tile (inside the parallel loop).
   Value bIdx, hIdx, q0, kvHead, qTile, shawTile;
 };
 
 struct TileSdpa : OpRewritePattern<SdpaOp> {
-  TileSdpa(MLIRContext *ctx, int64_t blockQ, int64_t blockK)
-      : OpRewritePattern(ctx), blockQ(blockQ), blockK(blockK) {}
+  TileSdpa(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
+           double graphEdgeDensity, int64_t edgeBlock)
+      : OpRewritePattern(ctx), blockQ(blockQ), blockK(blockK),
+        graphEdgeDensity(graphEdgeDensity), edgeBlock(edgeBlock) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     if (!hasStaticTensorOperands(op))
       return rewriter.notifyMatchFailure(op,
                                          "dynamic shapes are not supported");
+    double density = graphDensity(op);
+    if (density > 0 && density <= graphEdgeDensity) {
+      rewriter.replaceOp(op, buildGraphEdgeAttention(rewriter, op, edgeBlock));
+      return success();
+    }
     SdpaTiler tiler(op, blockQ, blockK);
     rewriter.replaceOp(op, tiler.build(rewriter));
     return success();
   }
 
   int64_t blockQ, blockK;
+  double graphEdgeDensity;
+  int64_t edgeBlock;
 };
 
 struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
@@ -439,13 +470,20 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
           << static_cast<int64_t>(blockK);
       return signalPassFailure();
     }
+    if (edgeBlock < 1) {
+      getOperation()->emitError()
+          << "attn-tile: edge-block must be >= 1, got "
+          << static_cast<int64_t>(edgeBlock);
+      return signalPassFailure();
+    }
     if (failed(requireStaticShapes(
             getOperation(), [](Operation *op) { return isa<SdpaOp>(op); },
             "cannot be tiled: attn-tile needs static shapes")))
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
-    patterns.add<TileSdpa>(&getContext(), blockQ, blockK);
+    patterns.add<TileSdpa>(&getContext(), blockQ, blockK, graphEdgeDensity,
+                           edgeBlock);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -3,10 +3,13 @@
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=4 block-k=5}" | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=4 block-k=5 vectorize=false}" | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=3 block-k=8 threads=2}" | FileCheck %s
+// RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{graph-edge-density=1}" | FileCheck %s
+// RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{graph-edge-density=1 vectorize=false threads=2}" | FileCheck %s
 
 // JIT-compiled attn.sdpa against the C++ reference, through the reference
 // lowering and the tiled CPU pipeline (default tiles, tiles that do not
-// divide the lengths, OpenMP threads), for every mask kind and score
+// divide the lengths, OpenMP threads; graph masks through block-mask tiles and
+// through the edge-list lowering), for every mask kind and score
 // modification (seeded inputs: kv_lengths with a fully padded last batch,
 // random CSR graphs with empty rows, ALiBi slopes).
 // attn-run exits 1 on any element off by more than 1e-5 of the result's scale
@@ -121,6 +124,35 @@ func.func @graph_gqa_i64(%q: tensor<2x4x9x4xf32>, %k: tensor<2x2x9x4xf32>, %v: t
   %o = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}
       : (tensor<2x4x9x4xf32>, tensor<2x2x9x4xf32>, tensor<2x2x9x4xf32>, tensor<10xi64>, tensor<40xi64>) -> tensor<2x4x9x4xf32>
   return %o : tensor<2x4x9x4xf32>
+}
+
+// Graph with every score modification that composes with it: padding, a
+// broadcast bias, relative bias, Shaw keys, ALiBi, GQA; Lq != Lk.
+// CHECK-LABEL: attn-run: @graph_modified
+// CHECK: CHECK PASSED
+func.func @graph_modified(%q: tensor<2x4x9x8xf32>, %k: tensor<2x2x11x8xf32>, %v: tensor<2x2x11x6xf32>, %len: tensor<2xi32>, %b: tensor<1x4x9x11xf32>, %rb: tensor<4x5xf32>, %rk: tensor<5x8xf32>, %s: tensor<4xf32>, %rp: tensor<10xi32>, %ci: tensor<37xi32>) -> (tensor<2x4x9x6xf32>, tensor<2x4x9xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v kv_lengths(%len) bias(%b) rel_bias(%rb) rel_key(%rk) alibi(%s) graph(%rp, %ci) {mask = #attn.mask<graph>, rel_clip = 2 : i64}
+      : (tensor<2x4x9x8xf32>, tensor<2x2x11x8xf32>, tensor<2x2x11x6xf32>, tensor<2xi32>, tensor<1x4x9x11xf32>, tensor<4x5xf32>, tensor<5x8xf32>, tensor<4xf32>, tensor<10xi32>, tensor<37xi32>) -> (tensor<2x4x9x6xf32>, tensor<2x4x9xf32>)
+  return %o, %l : tensor<2x4x9x6xf32>, tensor<2x4x9xf32>
+}
+
+// Graph rows longer than one 16-entry block with E = 16 (the edge-list
+// lowering's butterfly of dot products), plain and with padding (per-entry
+// modifications).
+// CHECK-LABEL: attn-run: @graph_wide
+// CHECK: CHECK PASSED
+func.func @graph_wide(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x37x16xf32>, %v: tensor<1x2x37x16xf32>, %rp: tensor<41xi32>, %ci: tensor<900xi32>) -> (tensor<1x2x40x16xf32>, tensor<1x2x40xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}
+      : (tensor<1x2x40x16xf32>, tensor<1x2x37x16xf32>, tensor<1x2x37x16xf32>, tensor<41xi32>, tensor<900xi32>) -> (tensor<1x2x40x16xf32>, tensor<1x2x40xf32>)
+  return %o, %l : tensor<1x2x40x16xf32>, tensor<1x2x40xf32>
+}
+
+// CHECK-LABEL: attn-run: @graph_wide_padding
+// CHECK: CHECK PASSED
+func.func @graph_wide_padding(%q: tensor<2x2x40x32xf32>, %k: tensor<2x2x37x32xf32>, %v: tensor<2x2x37x16xf32>, %len: tensor<2xi32>, %rp: tensor<41xi32>, %ci: tensor<900xi32>) -> tensor<2x2x40x16xf32> {
+  %o = attn.sdpa %q, %k, %v kv_lengths(%len) graph(%rp, %ci) {mask = #attn.mask<graph>}
+      : (tensor<2x2x40x32xf32>, tensor<2x2x37x32xf32>, tensor<2x2x37x16xf32>, tensor<2xi32>, tensor<41xi32>, tensor<900xi32>) -> tensor<2x2x40x16xf32>
+  return %o : tensor<2x2x40x16xf32>
 }
 
 // CHECK-LABEL: attn-run: @bias_full

@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-q=4 block-k=4" --mlir-print-local-scope | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-tile="block-q=2 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=BLOCKS
+// RUN: attn-opt %s --split-input-file --attn-tile="block-q=4 block-k=4 graph-edge-density=0" --mlir-print-local-scope | FileCheck %s --check-prefix=TILES
 
 // Causal + padding, Lq = Lk = 10 with 4 x 4 tiles: Q, K, V padded to 12 rows;
 // a parallel loop over (b, h, query tile); the key-tile loop ends at the
@@ -123,8 +124,8 @@ func.func @local(%q: tensor<1x1x16x4xf32>, %k: tensor<1x1x16x4xf32>, %v: tensor<
 
 // -----
 
-// Graph: a 2 x 2 block mask is built from the CSR (row / 4, col / 4) once per
-// call; key tiles without edges are skipped; visited tiles are always
+// Graph, denser than graph-edge-density (20 of 64 pairs): a 2 x 2 block mask
+// is built from the CSR (row / 4, col / 4) once per call; key tiles without edges are skipped; visited tiles are always
 // element-masked. Masks are i8 (i1 memory is bit-packed in vector loads).
 
 // CHECK-LABEL: func @graph
@@ -143,10 +144,52 @@ func.func @local(%q: tensor<1x1x16x4xf32>, %k: tensor<1x1x16x4xf32>, %v: tensor<
 // CHECK:       arith.select
 // CHECK:     } else {
 // CHECK-NEXT:  scf.yield %{{.+}}, %{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>
-func.func @graph(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1x8x4xf32>, %rp: tensor<9xi32>, %ci: tensor<12xi32>) -> tensor<1x1x8x4xf32> {
+func.func @graph(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1x8x4xf32>, %rp: tensor<9xi32>, %ci: tensor<20xi32>) -> tensor<1x1x8x4xf32> {
   %o = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}
-      : (tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<9xi32>, tensor<12xi32>) -> tensor<1x1x8x4xf32>
+      : (tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<9xi32>, tensor<20xi32>) -> tensor<1x1x8x4xf32>
   return %o : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+// Graph, sparse (6 of 64 pairs <= graph-edge-density): the edge-list
+// lowering. The CSR is compacted once per call (first occurrence of each
+// in-range key per row); then per (batch, head, query row) a loop over
+// 16-entry blocks: one vector load of the keys, masked past the row's end,
+// gathered key rows, dot products reduced by a butterfly of shuffles, one
+// online-softmax step in registers. No tiles, no Lq x Lk tensor. With
+// graph-edge-density=0 the same op takes block-mask tiles.
+
+// CHECK-LABEL: func @graph_sparse
+// CHECK-NOT: tensor<8x8xi8>
+// CHECK: %[[LAST:.+]] = linalg.fill ins(%c-1_i32 : i32) outs(%{{.+}} : tensor<8xi32>)
+// CHECK: %[[CSR:.+]]:4 = scf.for %{{.+}} = %c0 to %c8 step %c1 iter_args(%{{.+}} = %[[LAST]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %c0) -> (tensor<8xi32>, tensor<9xindex>, tensor<6xi32>, index)
+// CHECK:   scf.for
+// CHECK:     arith.cmpi ne
+// CHECK: scf.forall (%[[B:.+]], %[[H:.+]], %[[I:.+]]) in (1, 2, 8) shared_outs(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+// CHECK:   %[[Q:.+]] = vector.transfer_read %{{.+}}[%[[B]], %[[H]], %[[I]], %c0]{{.*}} : tensor<1x2x8x16xf32>, vector<16xf32>
+// CHECK:   tensor.extract %[[CSR]]#1[%[[I]]]
+// CHECK:   scf.for {{.*}} -> (f32, f32, vector<4xf32>)
+// CHECK:     %[[KEYS:.+]] = vector.transfer_read %[[CSR]]#2[%{{.+}}], %{{.+}} : tensor<6xi32>, vector<16xi32>
+// CHECK:     %[[LIVE:.+]] = vector.create_mask %{{.+}} : vector<16xi1>
+// CHECK:     arith.select %[[LIVE]], %[[KEYS]]
+// CHECK:     vector.transfer_read %{{.+}} : tensor<1x1x8x16xf32>, vector<16xf32>
+// CHECK:     vector.shuffle
+// CHECK:     vector.reduction <maxnumf>
+// CHECK:     math.exp {{.*}} : vector<16xf32>
+// CHECK:     math.fma {{.*}} : vector<4xf32>
+// CHECK:   math.log
+// CHECK:   scf.forall.in_parallel
+// CHECK:     tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[B]], %[[H]], %[[I]], 0] [1, 1, 1, 4]
+// CHECK:     tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[B]], %[[H]], %[[I]]] [1, 1, 1]
+
+// TILES-LABEL: func @graph_sparse
+// TILES: tensor<8x8xi8>
+// TILES: scf.forall ({{.*}}) in (1, 2, 2)
+func.func @graph_sparse(%q: tensor<1x2x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x4xf32>, %rp: tensor<9xi32>, %ci: tensor<6xi32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}
+      : (tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x4xf32>, tensor<9xi32>, tensor<6xi32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return %o, %l : tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
 }
 
 // -----
