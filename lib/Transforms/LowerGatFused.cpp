@@ -246,8 +246,16 @@ private:
     Value blocks = arith::CeilDivSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, end, begin), index(b, loc, block));
 
+    // The softmax starts empty (m = -inf, l = 0, acc = 0), or with the self
+    // loop that add_self_loops adds already taken: m = its score, l = 1,
+    // acc = z[i] (a whole online-softmax step less per node).
     State init{splat(b, loc, headVec, -std::numeric_limits<double>::infinity()),
                splat(b, loc, headVec, 0.0), splat(b, loc, rowVec, 0.0)};
+    if (op.getAddSelfLoops()) {
+      Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+      init = {score(b, loc, node, yes), splat(b, loc, headVec, 1.0),
+              readRow(b, loc, rowVec, node, 0)};
+    }
     auto loop = scf::ForOp::create(
         b, loc, index(b, loc, 0), blocks, index(b, loc, 1),
         ValueRange{init.m, init.l, init.acc},
@@ -266,10 +274,6 @@ private:
           scf::YieldOp::create(lb, lloc, ValueRange{next.m, next.l, next.acc});
         });
     State state{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
-    if (op.getAddSelfLoops()) {
-      Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-      state = step(b, loc, {{node, yes}}, state);
-    }
     // out = acc / l, and 0 for a node that saw no edge (l = 0); heads
     // concatenated or averaged, plus bias, still in registers.
     Value l = perHead(b, loc, state.l);

@@ -444,8 +444,11 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     if (!hasStaticTensorOperands(op))
       return rewriter.notifyMatchFailure(op,
                                          "dynamic shapes are not supported");
+    // The edge-list lowering keeps keys and rows as i32.
+    bool fitsI32 = getShape(op.getQuery())[2] < (int64_t(1) << 31) &&
+                   getShape(op.getKey())[2] < (int64_t(1) << 31);
     double density = graphDensity(op);
-    if (density > 0 && density <= graphEdgeDensity) {
+    if (density > 0 && density <= graphEdgeDensity && fitsI32) {
       rewriter.replaceOp(op, buildGraphEdgeAttention(rewriter, op, edgeBlock));
       return success();
     }
