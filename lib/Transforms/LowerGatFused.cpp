@@ -276,11 +276,15 @@ private:
     State state{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
     // out = acc / l, and 0 for a node that saw no edge (l = 0); heads
     // concatenated or averaged, plus bias, still in registers.
-    Value l = perHead(b, loc, state.l);
+    // One division per head (vector<H>), then a multiply per channel.
+    Value inv = perHead(b, loc,
+                        arith::DivFOp::create(b, loc, splat(b, loc, headVec, 1.0),
+                                              state.l));
     Value zero = splat(b, loc, rowVec, 0.0);
-    Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
+    Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                       perHead(b, loc, state.l), zero);
     Value out = arith::SelectOp::create(
-        b, loc, seen, arith::DivFOp::create(b, loc, state.acc, l), zero);
+        b, loc, seen, arith::MulFOp::create(b, loc, state.acc, inv), zero);
     if (op.getCombine() == HeadCombine::mean) {
       Value sum;
       for (int64_t h = 0; h < heads; ++h) {
