@@ -42,7 +42,8 @@
 // CHECK:     math.fma {{.*}} : vector<8xf32>
 // CHECK:     scf.yield {{.*}} : vector<2xf32>, vector<2xf32>, vector<8xf32>
 // CHECK-NOT: math.exp
-// CHECK:   arith.divf {{.*}} : vector<8xf32>
+// CHECK:   arith.divf {{.*}} : vector<2xf32>
+// CHECK:   arith.mulf {{.*}} : vector<8xf32>
 // CHECK:   vector.transfer_write {{.*}} : vector<8xf32>, tensor<1x8xf32>
 // CHECK:   tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[I]], 0] [1, 8]
 // CHECK: return %[[OUT]]
