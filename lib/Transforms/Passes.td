@@ -135,9 +135,10 @@ def AttnTile : Pass<"attn-tile"> {
       modifications and the padding mask applied per entry), then one
       online-softmax step with the running max, sum and the `Ev`-wide output
       row in registers. Work is proportional to the edges, whatever their
-      layout. A serial pre-pass per call marks the first occurrence of each
-      key in a row (duplicates must not enter the softmax twice: the mask is
-      a set) and drops out-of-range keys.
+      layout. A pre-pass per call, parallel over chunks of rows, compacts
+      each row in place to the first occurrence of each key (duplicates must
+      not enter the softmax twice: the mask is a set), dropping out-of-range
+      keys.
     - relative bias, Shaw keys, ALiBi and the additive bias are applied inside
       the tile loop; the Shaw term is one `block-q x (2R+1)` contraction per
       query tile. No `Lq x Lk` tensor is materialised (except the densified

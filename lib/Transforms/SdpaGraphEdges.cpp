@@ -27,6 +27,9 @@ using namespace mlir::attn;
 /// f32 lanes of one AVX-512 register.
 static constexpr int64_t kLanes = 16;
 
+/// Pieces of the CSR compaction's parallel loop.
+static constexpr int64_t kCompactChunks = 8;
+
 double mlir::attn::graphDensity(SdpaOp op) {
   if (op.getMask() != MaskKind::graph || !op.getColIdx())
     return 0.0;
@@ -111,76 +114,119 @@ private:
                                        arith::MulFOp::create(b, loc, x, y));
   }
 
-  /// The CSR compacted once per call: per row, the first occurrence of each
-  /// key in [0, Lk), in order (`rows`: Lq + 1 offsets, `cols`: nnz i32
-  /// slots, the tail unused). The graph mask is a set (duplicate entries are
+  /// The CSR compacted once per call, in place: row i keeps, from its own
+  /// start row_ptr[i], the first occurrence of each key in [0, Lk), in
+  /// order (`cols`: nnz i32 slots, the rest of the row stale), and `counts`
+  /// holds how many. The graph mask is a set (duplicate entries are
   /// harmless), so a duplicate must not enter the softmax twice, and the
-  /// kernel then checks nothing per entry but the row's end. One serial pass
-  /// over the entries; `last[j]` holds the last row that took key j.
+  /// kernel then checks nothing per entry but the row's end. Rows are split
+  /// into kCompactChunks pieces of an scf.forall (the pipeline's threads);
+  /// each walks its entries once with its own `last[j]`, the last row that
+  /// took key j.
   void buildCompactCsr(OpBuilder &b, Location loc) {
     Type i32 = b.getI32Type(), indexType = b.getIndexType();
-    Value none = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
-    Value last =
-        linalg::FillOp::create(
-            b, loc, ValueRange{none},
-            ValueRange{tensor::EmptyOp::create(b, loc, {lk}, i32).getResult()})
-            .getResult(0);
-    Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
-    Value rowsInit = tensor::InsertOp::create(
-        b, loc, c0, tensor::EmptyOp::create(b, loc, {lq + 1}, indexType), c0);
-    Value colsInit = tensor::EmptyOp::create(b, loc, {nnz}, i32);
+    int64_t chunks = std::max<int64_t>(1, std::min(kCompactChunks, lq));
+    int64_t chunkRows = llvm::divideCeilSigned(std::max<int64_t>(lq, 1), chunks);
     Value rowPtr = op.getRowPtr(), colIdx = op.getColIdx();
-    auto rowLoop = scf::ForOp::create(
-        b, loc, c0, index(b, loc, lq), c1,
-        ValueRange{last, rowsInit, colsInit, c0},
-        [&](OpBuilder &rb, Location rloc, Value i, ValueRange rowArgs) {
-          Value next = arith::AddIOp::create(rb, rloc, i, c1);
-          Value begin = toIndex(
-              rb, rloc, tensor::ExtractOp::create(rb, rloc, rowPtr, i));
-          Value end = toIndex(
-              rb, rloc, tensor::ExtractOp::create(rb, rloc, rowPtr, next));
-          Value row = arith::IndexCastOp::create(rb, rloc, i32, i);
-          auto entries = scf::ForOp::create(
-              rb, rloc, begin, end, c1,
-              ValueRange{rowArgs[0], rowArgs[2], rowArgs[3]},
-              [&](OpBuilder &eb, Location eloc, Value en, ValueRange args) {
-                Value j32 = tensor::ExtractOp::create(eb, eloc, colIdx, en);
-                Value j = toIndex(eb, eloc, j32);
-                Value inRange = arith::AndIOp::create(
-                    eb, eloc, cmp(eb, eloc, arith::CmpIPredicate::sge, j, c0),
-                    cmp(eb, eloc, arith::CmpIPredicate::slt, j,
-                        index(eb, eloc, lk)));
-                Value jSafe = arith::SelectOp::create(eb, eloc, inRange, j, c0);
-                Value prev =
-                    tensor::ExtractOp::create(eb, eloc, args[0], jSafe);
-                Value fresh = arith::AndIOp::create(
-                    eb, eloc, inRange,
-                    cmp(eb, eloc, arith::CmpIPredicate::ne, prev, row));
-                // Out-of-range keys write back what was there; a stale slot
-                // is overwritten by the next fresh key (or never read).
-                Value taken =
-                    arith::SelectOp::create(eb, eloc, inRange, row, prev);
-                Value lastNext =
-                    tensor::InsertOp::create(eb, eloc, taken, args[0], jSafe);
-                Value colsNext = tensor::InsertOp::create(
-                    eb, eloc,
-                    arith::IndexCastOp::create(eb, eloc, i32, jSafe), args[1],
-                    args[2]);
-                Value count = arith::AddIOp::create(
-                    eb, eloc, args[2],
-                    arith::SelectOp::create(eb, eloc, fresh, c1, c0));
-                scf::YieldOp::create(eb, eloc,
-                                     ValueRange{lastNext, colsNext, count});
-              });
-          Value count = entries.getResult(2);
-          Value rowsNext =
-              tensor::InsertOp::create(rb, rloc, count, rowArgs[1], next);
-          scf::YieldOp::create(rb, rloc,
-                               ValueRange{entries.getResult(0), rowsNext,
-                                          entries.getResult(1), count});
-        });
-    rows = rowLoop.getResult(1);
-    cols = rowLoop.getResult(2);
+    Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(chunks)},
+        ValueRange{tensor::EmptyOp::create(b, loc, {nnz}, i32).getResult(),
+                   tensor::EmptyOp::create(b, loc, {lq}, indexType).getResult()},
+        std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forall.getBody());
+      Value chunk = forall.getInductionVars()[0];
+      Value r0 = arith::MinSIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, chunk, index(b, loc, chunkRows)),
+          index(b, loc, lq));
+      Value r1 = arith::MinSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, r0, index(b, loc, chunkRows)),
+          index(b, loc, lq));
+      Value e0 = toIndex(b, loc, tensor::ExtractOp::create(b, loc, rowPtr, r0));
+      Value e1 = toIndex(b, loc, tensor::ExtractOp::create(b, loc, rowPtr, r1));
+      Value entries = arith::SubIOp::create(b, loc, e1, e0);
+      Value rowCount = arith::SubIOp::create(b, loc, r1, r0);
+      Value none = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
+      Value last =
+          linalg::FillOp::create(
+              b, loc, ValueRange{none},
+              ValueRange{tensor::EmptyOp::create(b, loc, {lk}, i32).getResult()})
+              .getResult(0);
+      Value segInit = tensor::EmptyOp::create(
+          b, loc, ArrayRef<OpFoldResult>{entries}, i32);
+      Value countInit = tensor::EmptyOp::create(
+          b, loc, ArrayRef<OpFoldResult>{rowCount}, indexType);
+      auto rowLoop = scf::ForOp::create(
+          b, loc, r0, r1, c1, ValueRange{last, segInit, countInit},
+          [&](OpBuilder &rb, Location rloc, Value i, ValueRange rowArgs) {
+            Value begin = toIndex(
+                rb, rloc, tensor::ExtractOp::create(rb, rloc, rowPtr, i));
+            Value end = toIndex(
+                rb, rloc,
+                tensor::ExtractOp::create(
+                    rb, rloc, rowPtr,
+                    ValueRange{arith::AddIOp::create(rb, rloc, i, c1)}));
+            Value row = arith::IndexCastOp::create(rb, rloc, i32, i);
+            Value start = arith::SubIOp::create(rb, rloc, begin, e0);
+            auto entryLoop = scf::ForOp::create(
+                rb, rloc, begin, end, c1,
+                ValueRange{rowArgs[0], rowArgs[1], start},
+                [&](OpBuilder &eb, Location eloc, Value en, ValueRange args) {
+                  Value j = toIndex(
+                      eb, eloc, tensor::ExtractOp::create(eb, eloc, colIdx, en));
+                  Value inRange = arith::AndIOp::create(
+                      eb, eloc,
+                      cmp(eb, eloc, arith::CmpIPredicate::sge, j, c0),
+                      cmp(eb, eloc, arith::CmpIPredicate::slt, j,
+                          index(eb, eloc, lk)));
+                  Value jSafe =
+                      arith::SelectOp::create(eb, eloc, inRange, j, c0);
+                  Value prev =
+                      tensor::ExtractOp::create(eb, eloc, args[0], jSafe);
+                  Value fresh = arith::AndIOp::create(
+                      eb, eloc, inRange,
+                      cmp(eb, eloc, arith::CmpIPredicate::ne, prev, row));
+                  // Out-of-range keys write back what was there; a stale
+                  // slot is overwritten by the next fresh key (or never
+                  // read: past the row's count).
+                  Value taken =
+                      arith::SelectOp::create(eb, eloc, inRange, row, prev);
+                  Value lastNext = tensor::InsertOp::create(
+                      eb, eloc, taken, args[0], jSafe);
+                  Value segNext = tensor::InsertOp::create(
+                      eb, eloc,
+                      arith::IndexCastOp::create(eb, eloc, i32, jSafe),
+                      args[1], args[2]);
+                  Value at = arith::AddIOp::create(
+                      eb, eloc, args[2],
+                      arith::SelectOp::create(eb, eloc, fresh, c1, c0));
+                  scf::YieldOp::create(eb, eloc,
+                                       ValueRange{lastNext, segNext, at});
+                });
+            Value kept =
+                arith::SubIOp::create(rb, rloc, entryLoop.getResult(2), start);
+            Value countNext = tensor::InsertOp::create(
+                rb, rloc, kept, rowArgs[2],
+                ValueRange{arith::SubIOp::create(rb, rloc, i, r0)});
+            scf::YieldOp::create(rb, rloc,
+                                 ValueRange{entryLoop.getResult(0),
+                                            entryLoop.getResult(1), countNext});
+          });
+      ValueRange outs = forall.getRegionIterArgs();
+      b.setInsertionPointToStart(forall.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, rowLoop.getResult(1), outs[0], ArrayRef<OpFoldResult>{e0},
+          ArrayRef<OpFoldResult>{entries},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, rowLoop.getResult(2), outs[1], ArrayRef<OpFoldResult>{r0},
+          ArrayRef<OpFoldResult>{rowCount},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    }
+    cols = forall.getResult(0);
+    counts = forall.getResult(1);
   }
 
   struct State {
@@ -353,10 +399,11 @@ private:
       qChunks.push_back(vector::ExtractStridedSliceOp::create(
           b, loc, qRow, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{kLanes},
           ArrayRef<int64_t>{1}));
-    begin = tensor::ExtractOp::create(b, loc, rows, ValueRange{row});
-    end = tensor::ExtractOp::create(
-        b, loc, rows,
-        ValueRange{arith::AddIOp::create(b, loc, row, index(b, loc, 1))});
+    begin = toIndex(b, loc, tensor::ExtractOp::create(b, loc, op.getRowPtr(),
+                                                      ValueRange{row}));
+    end = arith::AddIOp::create(
+        b, loc, begin,
+        tensor::ExtractOp::create(b, loc, counts, ValueRange{row}));
     Value blocks = arith::CeilDivSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, end, begin),
         index(b, loc, block));
@@ -418,7 +465,7 @@ private:
   int64_t block, batch, heads, lq, lk, e, ev, group, nnz;
   Type f;
   VectorType qVec, vVec, blockVec;
-  Value rows, cols; // the compacted CSR
+  Value cols, counts; // the compacted CSR (row i: cols[row_ptr[i]..] x counts[i])
   // Per query row (inside the parallel loop).
   Value bIdx, hIdx, row, kvHead, qRow, begin, end;
   SmallVector<Value> qChunks; // qRow, 16 lanes at a time

@@ -153,8 +153,10 @@ func.func @graph(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x
 // -----
 
 // Graph, sparse (6 of 64 pairs <= graph-edge-density): the edge-list
-// lowering. The CSR is compacted once per call (first occurrence of each
-// in-range key per row); then per (batch, head, query row) a loop over
+// lowering. The CSR is compacted once per call, in place, by a parallel loop
+// over row chunks (each with its own last-row-per-key array: first
+// occurrence of each in-range key per row, and a count per row); then per
+// (batch, head, query row) a loop over
 // 16-entry blocks: one vector load of the keys, masked past the row's end,
 // gathered key rows, dot products reduced by a butterfly of shuffles, one
 // online-softmax step in registers. No tiles, no Lq x Lk tensor. With
@@ -162,15 +164,19 @@ func.func @graph(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x
 
 // CHECK-LABEL: func @graph_sparse
 // CHECK-NOT: tensor<8x8xi8>
-// CHECK: %[[LAST:.+]] = linalg.fill ins(%c-1_i32 : i32) outs(%{{.+}} : tensor<8xi32>)
-// CHECK: %[[CSR:.+]]:4 = scf.for %{{.+}} = %c0 to %c8 step %c1 iter_args(%{{.+}} = %[[LAST]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %c0) -> (tensor<8xi32>, tensor<9xindex>, tensor<6xi32>, index)
-// CHECK:   scf.for
-// CHECK:     arith.cmpi ne
+// CHECK: %[[CSR:.+]]:2 = scf.forall (%{{.+}}) in (8) shared_outs(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<6xi32>, tensor<8xindex>)
+// CHECK:   %[[LAST:.+]] = linalg.fill ins(%c-1_i32 : i32) outs(%{{.+}} : tensor<8xi32>)
+// CHECK:   %[[ROWS:.+]]:3 = scf.for %{{.+}} iter_args(%{{.+}} = %[[LAST]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<8xi32>, tensor<?xi32>, tensor<?xindex>)
+// CHECK:     scf.for
+// CHECK:       arith.cmpi ne
+// CHECK:   scf.forall.in_parallel
+// CHECK:     tensor.parallel_insert_slice %[[ROWS]]#1
+// CHECK:     tensor.parallel_insert_slice %[[ROWS]]#2
 // CHECK: scf.forall (%[[B:.+]], %[[H:.+]], %[[I:.+]]) in (1, 2, 8) shared_outs(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
 // CHECK:   %[[Q:.+]] = vector.transfer_read %{{.+}}[%[[B]], %[[H]], %[[I]], %c0]{{.*}} : tensor<1x2x8x16xf32>, vector<16xf32>
 // CHECK:   tensor.extract %[[CSR]]#1[%[[I]]]
 // CHECK:   scf.for {{.*}} -> (f32, f32, vector<4xf32>)
-// CHECK:     %[[KEYS:.+]] = vector.transfer_read %[[CSR]]#2[%{{.+}}], %{{.+}} : tensor<6xi32>, vector<16xi32>
+// CHECK:     %[[KEYS:.+]] = vector.transfer_read %[[CSR]]#0[%{{.+}}], %{{.+}} : tensor<6xi32>, vector<16xi32>
 // CHECK:     %[[LIVE:.+]] = vector.create_mask %{{.+}} : vector<16xi1>
 // CHECK:     arith.select %[[LIVE]], %[[KEYS]]
 // CHECK:     vector.transfer_read %{{.+}} : tensor<1x1x8x16xf32>, vector<16xf32>
