@@ -189,6 +189,11 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
     - elementwise ops and row reductions: one row at a time, the last
       dimension up to `vector-width` elements;
     - transposes of the two innermost dimensions (`K^T`): 16 x 16 blocks;
+    - a `linalg.fill` that only initialises a contraction's accumulator (a
+      linear layer, GAT's projection) is fused into the contraction's tiles
+      (tile-and-fuse along the parallel dimensions): each register tile
+      starts from the fill value instead of reading back an output that a
+      separate pass zeroed;
     - tile sizes divide the dimensions, so every vector is static: the
       largest divisor not above the target that is a whole number of 16-lane
       registers, else a power of two, else any divisor; an op that does not

@@ -127,6 +127,23 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// when splitting failed.
   std::optional<Operation *> splitForThreads(IRRewriter &rewriter,
                                              linalg::LinalgOp op) {
+    std::optional<SmallVector<int64_t>> sizes = threadSplitSizes(op);
+    if (!sizes)
+      return std::nullopt;
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(&getContext(), *sizes));
+    options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled))
+      return static_cast<Operation *>(nullptr);
+    rewriter.replaceOp(op, tiled->replacements);
+    return tiled->tiledOps.front();
+  }
+
+  /// Tile sizes of the `scf.forall` split of splitForThreads, or nullopt when
+  /// `op` stays whole.
+  std::optional<SmallVector<int64_t>> threadSplitSizes(linalg::LinalgOp op) {
     if (parallelChunks < 2 || op->getParentOfType<scf::ForallOp>())
       return std::nullopt;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -160,13 +177,153 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       return std::nullopt;
     SmallVector<int64_t> sizes(ranges.size(), 0);
     sizes[dim] = chunk;
+    return sizes;
+  }
+
+  /// The linalg.fill that initialises contraction `op`'s accumulator, when
+  /// the contraction is its only user (e.g. every matmul of a linear layer
+  /// and GAT's projection).
+  static linalg::FillOp fillInit(linalg::LinalgOp op) {
+    if (!isContraction(op) || op.getNumDpsInits() != 1)
+      return {};
+    auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+    if (!fill || !fill->hasOneUse())
+      return {};
+    return fill;
+  }
+
+  /// Tiles contraction `op` along `sizes` (parallel dims only) and fuses the
+  /// linalg.fill of its accumulator into the tile loops: each tile fills its
+  /// own accumulator right before accumulating into it (the loops' init is
+  /// the fill's empty tensor), instead of a separate pass zeroing the whole
+  /// output, which the tiles then read back from memory. Returns the tiled
+  /// contraction and the tiled fill.
+  FailureOr<std::pair<Operation *, Operation *>>
+  tileWithFill(IRRewriter &rewriter, Operation *op, ArrayRef<int64_t> sizes,
+               scf::SCFTilingOptions::LoopType loopType) {
+    scf::SCFTileAndFuseOptions options;
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+    tiling.setLoopType(loopType);
+    options.setTilingOptions(tiling);
+    options.setFusionControlFn(
+        [](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          if (!isDestination || !isa<linalg::FillOp>(producer.getOwner()))
+            return std::nullopt;
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        });
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(op), options);
+    if (failed(result) || result->tiledAndFusedOps.size() != 2)
+      return failure();
+    for (OpResult r : op->getResults())
+      if (Value replacement = result->replacements.lookup(r))
+        rewriter.replaceAllUsesWith(r, replacement);
+    Operation *tiledOp = result->tiledAndFusedOps[0];
+    Operation *tiledFill = result->tiledAndFusedOps[1];
+    return std::make_pair(tiledOp, tiledFill);
+  }
+
+  /// Vectorizes `op` in place (leaves it scalar when it does not vectorize).
+  void vectorizeOp(IRRewriter &rewriter, Operation *op) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> vectorized =
+        linalg::vectorize(rewriter, op, /*inputVectorSizes=*/{},
+                          /*inputScalableVecDims=*/{},
+                          /*vectorizeNDExtract=*/true);
+    if (succeeded(vectorized))
+      rewriter.replaceOp(op, vectorized->replacements);
+  }
+
+  /// Contraction `op` with its accumulator's fill fused into the register
+  /// tiles (and the thread split); false when that did not apply (nothing
+  /// changed then).
+  bool tileContractionWithFill(IRRewriter &rewriter, linalg::LinalgOp op) {
+    Operation *target = op.getOperation();
+    Operation *fill = fillInit(op).getOperation();
+    if (std::optional<SmallVector<int64_t>> split = threadSplitSizes(op)) {
+      rewriter.setInsertionPoint(target);
+      auto fused = tileWithFill(rewriter, target, *split,
+                                scf::SCFTilingOptions::LoopType::ForallOp);
+      if (failed(fused))
+        return false;
+      rewriter.eraseOp(target);
+      if (fill->use_empty())
+        rewriter.eraseOp(fill);
+      target = fused->first;
+      fill = fused->second;
+    }
+    auto targetOp = cast<linalg::LinalgOp>(target);
+    SmallVector<int64_t> sizes = tileSizes(targetOp);
+    SmallVector<utils::IteratorType> iters = targetOp.getIteratorTypesArray();
+    SmallVector<int64_t> parallelSizes(sizes), reductionSizes(sizes.size(), 0);
+    for (unsigned d = 0; d < iters.size(); ++d)
+      if (iters[d] == utils::IteratorType::reduction) {
+        parallelSizes[d] = 0;
+        reductionSizes[d] = sizes[d];
+      }
+    rewriter.setInsertionPoint(target);
+    auto fused = tileWithFill(rewriter, target, parallelSizes,
+                              scf::SCFTilingOptions::LoopType::ForOp);
+    if (failed(fused)) {
+      // Register tiles without the fill (already split for the threads).
+      if (Operation *tiledFill =
+              registerTile(rewriter, cast<linalg::LinalgOp>(fill)))
+        vectorizeOp(rewriter, tiledFill);
+      if (Operation *tiled = registerTile(rewriter, targetOp))
+        vectorizeOp(rewriter, tiled);
+      return true;
+    }
+    rewriter.eraseOp(target);
+    target = fused->first;
+    if (fill->use_empty())
+      rewriter.eraseOp(fill);
+    fill = fused->second;
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(&getContext(), reductionSizes));
+    rewriter.setInsertionPoint(target);
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(target), options);
+    if (succeeded(tiled)) {
+      rewriter.replaceOp(target, tiled->replacements);
+      target = tiled->tiledOps.front();
+    }
+    vectorizeOp(rewriter, fill);
+    vectorizeOp(rewriter, target);
+    return true;
+  }
+
+  /// Splits `op` for the threads when it is large, register-tiles and
+  /// vectorizes it.
+  void tileAndVectorize(IRRewriter &rewriter, linalg::LinalgOp op) {
+    rewriter.setInsertionPoint(op);
+    Operation *target = op.getOperation();
+    if (std::optional<Operation *> chunked = splitForThreads(rewriter, op)) {
+      if (!*chunked)
+        return;
+      target = *chunked;
+    }
+    target = registerTile(rewriter, cast<linalg::LinalgOp>(target));
+    if (target)
+      vectorizeOp(rewriter, target);
+  }
+
+  /// Tiles `op` into its register tiles (tileSizes); returns the tile's op,
+  /// `op` itself when it needs no tiling, null when tiling failed.
+  Operation *registerTile(IRRewriter &rewriter, linalg::LinalgOp op) {
+    SmallVector<int64_t> sizes = tileSizes(op);
+    if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }) ||
+        sizes == op.getStaticLoopRanges())
+      return op.getOperation();
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
-    options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    rewriter.setInsertionPoint(op);
     FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
         rewriter, cast<TilingInterface>(op.getOperation()), options);
     if (failed(tiled))
-      return static_cast<Operation *>(nullptr);
+      return nullptr;
     rewriter.replaceOp(op, tiled->replacements);
     return tiled->tiledOps.front();
   }
@@ -178,36 +335,24 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
           !ShapedType::isDynamicShape(op.getStaticLoopRanges()))
         ops.push_back(op);
     });
+    // Fills of contraction accumulators are fused into the contraction's
+    // tiles (tileContractionWithFill), not vectorized on their own.
+    llvm::SmallPtrSet<Operation *, 8> fusedFills;
+    for (linalg::LinalgOp op : ops)
+      if (linalg::FillOp fill = fillInit(op))
+        fusedFills.insert(fill);
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
-      rewriter.setInsertionPoint(op);
-      Operation *target = op.getOperation();
-      if (std::optional<Operation *> chunked = splitForThreads(rewriter, op)) {
-        if (!*chunked)
-          continue;
-        target = *chunked;
-        rewriter.setInsertionPoint(target);
+      if (fusedFills.contains(op.getOperation()))
+        continue;
+      if (linalg::FillOp fill = fillInit(op)) {
+        if (!tileContractionWithFill(rewriter, op)) {
+          tileAndVectorize(rewriter, fill);
+          tileAndVectorize(rewriter, op);
+        }
+        continue;
       }
-      auto targetOp = cast<linalg::LinalgOp>(target);
-      SmallVector<int64_t> sizes = tileSizes(targetOp);
-      if (llvm::any_of(sizes, [](int64_t s) { return s != 0; }) &&
-          sizes != targetOp.getStaticLoopRanges()) {
-        scf::SCFTilingOptions options;
-        options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
-        FailureOr<scf::SCFTilingResult> tiled =
-            scf::tileUsingSCF(rewriter, cast<TilingInterface>(target), options);
-        if (failed(tiled))
-          continue;
-        rewriter.replaceOp(target, tiled->replacements);
-        target = tiled->tiledOps.front();
-      }
-      rewriter.setInsertionPoint(target);
-      FailureOr<linalg::VectorizationResult> vectorized =
-          linalg::vectorize(rewriter, target, /*inputVectorSizes=*/{},
-                            /*inputScalableVecDims=*/{},
-                            /*vectorizeNDExtract=*/true);
-      if (succeeded(vectorized))
-        rewriter.replaceOp(target, vectorized->replacements);
+      tileAndVectorize(rewriter, op);
     }
 
     // broadcast + mul + multi_reduction (how a generic contraction vectorizes)

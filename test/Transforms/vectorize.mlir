@@ -105,3 +105,39 @@ func.func @split_heads(%k: tensor<1x8x256x128xf32>) -> tensor<1x8x128x256xf32> {
   %t = linalg.transpose ins(%k : tensor<1x8x256x128xf32>) outs(%e : tensor<1x8x128x256xf32>) permutation = [0, 1, 3, 2]
   return %t : tensor<1x8x128x256xf32>
 }
+
+// -----
+
+// A contraction whose accumulator is a fill used only by it (a linear layer,
+// GAT's projection): the fill is fused into the tiles, each register tile
+// starts from the fill value instead of reading back a zeroed output; no
+// whole-tensor fill remains. Split for the threads, the fill goes into the
+// scf.forall too.
+
+// CHECK-LABEL: func @fill_fused
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %{{.+}} = %c0 to %c64 step %c8 iter_args(%{{.+}} = %[[EMPTY:.+]]) -> (tensor<64x64xf32>)
+// CHECK:   scf.for %{{.+}} = %c0 to %c64 step %c32
+// CHECK:     %[[ZERO:.+]] = vector.transfer_write %cst, %{{.+}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK:     scf.for %{{.+}} = %c0 to %c64 step %c1 iter_args(%{{.+}} = %[[ZERO]]) -> (tensor<8x32xf32>)
+// CHECK:       vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+
+// SPLIT-LABEL: func @fill_fused
+// SPLIT-NOT: linalg.fill
+// SPLIT: scf.forall (%{{.+}}) = (0) to (64) step (8) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<64x64xf32>)
+// SPLIT:   vector.transfer_write %cst, %{{.+}} : vector<8x32xf32>, tensor<8x32xf32>
+// SPLIT:   vector.contract
+func.func @fill_fused(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(i, j, e) -> (i, e)>, affine_map<(i, j, e) -> (e, j)>, affine_map<(i, j, e) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<64x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
