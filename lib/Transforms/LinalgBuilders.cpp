@@ -59,6 +59,23 @@ Value mlir::attn::buildFloatConstant(OpBuilder &b, Location loc, Type type,
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
+scf::ForallOp mlir::attn::buildAttentionForall(
+    OpBuilder &b, Location loc, int64_t batch, int64_t heads, int64_t units,
+    int64_t rows, int64_t ev, Type f,
+    llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body) {
+  Value outInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows, ev}, f);
+  Value lseInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows}, f);
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads),
+                             b.getIndexAttr(units)},
+      ValueRange{outInit, lseInit}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  body(b, forall);
+  return forall;
+}
+
 static Value buildEmpty(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                         Type elemType) {
   return tensor::EmptyOp::create(b, loc, shape, elemType);

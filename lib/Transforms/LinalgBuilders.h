@@ -9,6 +9,7 @@
 #ifndef ATTN_LIB_TRANSFORMS_LINALGBUILDERS_H
 #define ATTN_LIB_TRANSFORMS_LINALGBUILDERS_H
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
@@ -139,6 +140,15 @@ Value buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr, Value colIdx,
                         int64_t rows, int64_t cols, Type elemType,
                         bool skipDiagonal = false, int64_t rowBlock = 1,
                         int64_t colBlock = 1);
+
+/// The parallel loop of an attention lowering: an scf.forall over (batch,
+/// head, `units`) whose shared outputs are an empty `batch x heads x rows x
+/// ev` output and a `batch x heads x rows` lse of element type `f`; `body`
+/// builds the loop body (insertion point at its start).
+scf::ForallOp
+buildAttentionForall(OpBuilder &b, Location loc, int64_t batch, int64_t heads,
+                     int64_t units, int64_t rows, int64_t ev, Type f,
+                     llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body);
 
 /// A float constant of type `type` (scalar float types only).
 Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);

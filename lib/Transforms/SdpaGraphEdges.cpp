@@ -63,18 +63,9 @@ public:
   SmallVector<Value> build(OpBuilder &b) {
     Location loc = op.getLoc();
     buildCompactCsr(b, loc);
-    Value outInit = tensor::EmptyOp::create(b, loc, {batch, heads, lq, ev}, f);
-    Value lseInit = tensor::EmptyOp::create(b, loc, {batch, heads, lq}, f);
-    auto forall = scf::ForallOp::create(
-        b, loc,
-        ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads),
-                               b.getIndexAttr(lq)},
-        ValueRange{outInit, lseInit}, std::nullopt);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(forall.getBody());
-      buildRow(b, loc, forall);
-    }
+    scf::ForallOp forall = buildAttentionForall(
+        b, loc, batch, heads, /*units=*/lq, /*rows=*/lq, ev, f,
+        [&](OpBuilder &fb, scf::ForallOp loop) { buildRow(fb, loc, loop); });
     SmallVector<Value> results{forall.getResult(0)};
     if (op->getNumResults() > 1)
       results.push_back(forall.getResult(1));

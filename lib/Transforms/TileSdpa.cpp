@@ -85,20 +85,11 @@ public:
                                     lk, b.getI8Type(), false, bq, bk);
     }
 
-    Value outInit =
-        tensor::EmptyOp::create(b, loc, {batch, heads, nqt * bq, ev}, f);
-    Value lseInit =
-        tensor::EmptyOp::create(b, loc, {batch, heads, nqt * bq}, f);
-    auto forall = scf::ForallOp::create(
-        b, loc,
-        ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads),
-                               b.getIndexAttr(nqt)},
-        ValueRange{outInit, lseInit}, std::nullopt);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(forall.getBody());
-      buildQueryTile(b, loc, forall);
-    }
+    scf::ForallOp forall = buildAttentionForall(
+        b, loc, batch, heads, /*units=*/nqt, /*rows=*/nqt * bq, ev, f,
+        [&](OpBuilder &fb, scf::ForallOp loop) {
+          buildQueryTile(fb, loc, loop);
+        });
 
     // One value per op result (output, and lse when asked), with padded query
     // rows sliced off.
