@@ -34,6 +34,9 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Interleaved accumulator chains of a GAT edge block.
+constexpr size_t kPartialSums = 4;
+
 /// Builds the fused lowering of one attn.gat. Per destination node, the
 /// online-softmax state lives in vector registers: the running max m and sum
 /// l per head (vector<H>) and the unnormalised output acc (vector<H*C>, head
@@ -200,6 +203,21 @@ private:
     Value m, l, acc;
   };
 
+  /// `values` combined pairwise with CombineOp (depth log2 n).
+  template <typename CombineOp>
+  Value treeReduce(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+    SmallVector<Value> level(values);
+    while (level.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        next.push_back(CombineOp::create(b, loc, level[i], level[i + 1]));
+      if (level.size() % 2)
+        next.push_back(level.back());
+      level = std::move(next);
+    }
+    return level.front();
+  }
+
   /// One online-softmax step over edges with sources `js` (and validity):
   /// m' = max(m, max_k s_k), a = exp(m - m'), p_k = exp(s_k - m'),
   /// l' = a l + sum p_k, acc' = a acc + sum p_k z[j_k]. While m' = -inf (no
@@ -212,23 +230,36 @@ private:
     SmallVector<Value> rows;
     for (auto [j, valid] : js)
       rows.push_back(readRow(b, loc, rowVec, j, 0));
+    // Max, sum and weighted rows of the block are reduced as trees and the
+    // rows in kPartialSums interleaved chains: one chain through all of the
+    // block's edges made the step latency-bound (16 dependent max, add and
+    // FMA steps per block).
     SmallVector<Value> scores;
-    Value m = state.m;
-    for (auto [j, valid] : js) {
+    for (auto [j, valid] : js)
       scores.push_back(score(b, loc, j, valid));
-      m = arith::MaximumFOp::create(b, loc, m, scores.back());
-    }
+    Value m = arith::MaximumFOp::create(
+        b, loc, state.m, treeReduce<arith::MaximumFOp>(b, loc, scores));
     Value negInf = splat(b, loc, headVec, -std::numeric_limits<double>::infinity());
     Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
     Value base = arith::SelectOp::create(b, loc, none, splat(b, loc, headVec, 0.0), m);
     Value a = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, state.m, base));
-    Value l = arith::MulFOp::create(b, loc, a, state.l);
-    Value acc = arith::MulFOp::create(b, loc, perHead(b, loc, a), state.acc);
-    for (size_t k = 0; k < js.size(); ++k) {
-      Value p = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, scores[k], base));
-      l = arith::AddFOp::create(b, loc, l, p);
-      acc = math::FmaOp::create(b, loc, perHead(b, loc, p), rows[k], acc);
+    SmallVector<Value> probs;
+    for (Value s : scores)
+      probs.push_back(
+          math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, s, base)));
+    Value l = math::FmaOp::create(b, loc, a, state.l,
+                                  treeReduce<arith::AddFOp>(b, loc, probs));
+    SmallVector<Value> partial;
+    for (size_t k = 0; k < probs.size(); ++k) {
+      Value p = perHead(b, loc, probs[k]);
+      if (k < kPartialSums)
+        partial.push_back(arith::MulFOp::create(b, loc, p, rows[k]));
+      else
+        partial[k % kPartialSums] = math::FmaOp::create(
+            b, loc, p, rows[k], partial[k % kPartialSums]);
     }
+    Value acc = math::FmaOp::create(b, loc, perHead(b, loc, a), state.acc,
+                                    treeReduce<arith::AddFOp>(b, loc, partial));
     return {m, l, acc};
   }
 

@@ -261,13 +261,16 @@ def AttnLowerGat : Pass<"attn-lower-gat"> {
     the unnormalised output (FlashAttention's online softmax) in vector
     registers: `vector<H>`, `vector<H>` and `vector<H*C>` (head-major), so a
     node's state never touches memory and each edge costs one row load, one
-    exp and one FMA row. The rows of the next block's sources are prefetched
-    (software prefetch into L2/L3: the gathers are random, so without it the
-    loop waits on memory):
+    exp and one FMA row. Within a block the max and the sum are trees and the
+    weighted rows go into 4 interleaved chains (a single chain through the
+    block made the step latency-bound). The rows of the next block's sources
+    are prefetched (software prefetch into L2/L3: the gathers are random, so
+    without it the loop waits on memory):
 
     ```
     scf.forall (i) in (N) {
       m, l, acc = -inf, 0, 0                     // vector<H>, vector<H>, vector<H*C>
+      (with add_self_loops: m, l, acc = s_ii, 1, z[i], the self loop taken)
       scf.for block in in-edges of i {           // edge-block edges, unrolled
         prefetch rows of the next block's sources
         s_k = LeakyReLU(a_dst[i] + a_src[j_k])   // -inf for invalid slots
@@ -275,7 +278,6 @@ def AttnLowerGat : Pass<"attn-lower-gat"> {
         l = a l + sum_k exp(s_k - m')
         acc = a acc + sum_k exp(s_k - m') z[j_k] // per-head factors shuffled to H*C
       }
-      (self loop: one more step with j = i, when add_self_loops)
       out[i] = acc / l                            // 0 for isolated nodes
       (heads concatenated or averaged, bias added, in registers)
     }

@@ -4,11 +4,11 @@
 // Fused GAT: one projection of x to rows [z | a_src | a_dst] (x times
 // [W^T | W^T A_src | W^T A_dst]), then one parallel loop over destination
 // nodes; each walks its in-edges a block at a time (16 edges unrolled, the
-// next block's source rows prefetched) with the online softmax state in
-// vector registers: per-head max and sum (vector<2>) and the head-major output
-// row (vector<8>); the state starts with the self loop taken (m = its score,
-// l = 1, acc = z[i]); the finished row is written into the N x H*C result. No
-// N x N or per-edge tensor.
+// next block's source rows prefetched, reductions as trees) with the online
+// softmax state in vector registers: per-head max and sum (vector<2>) and the
+// head-major output row (vector<8>); the state starts with the self loop
+// taken (m = its score, l = 1, acc = z[i]); the finished row is written into
+// the N x H*C result. No N x N or per-edge tensor.
 
 // CHECK-LABEL: func @concat_self_loops
 // CHECK-SAME: %[[RP:[a-z0-9]+]]: tensor<7xi32>, %[[CI:[a-z0-9]+]]: tensor<10xi32>
@@ -36,9 +36,18 @@
 // CHECK:     arith.cmpi ne
 // CHECK:     vector.transfer_read %[[P]][%{{.+}}, %c0]{{.*}} : tensor<6x12xf32>, vector<8xf32>
 // CHECK:     vector.transfer_read %[[P]][%{{.+}}, %c8]{{.*}} : tensor<6x12xf32>, vector<2xf32>
-// CHECK:     arith.maximumf {{.*}} : vector<2xf32>
-// CHECK:     math.exp {{.*}} : vector<2xf32>
+// The block's max is a tree (8 + 4 + 2 + 1 maxima, then the running max),
+// the exps are independent, the sum is a tree folded into l with one FMA,
+// and the weighted rows go into 4 interleaved chains (4 products, then
+// FMAs), added as a tree and folded into acc with one FMA.
+// CHECK-COUNT-15: arith.maximumf %{{[0-9]+}}, %{{[0-9]+}} : vector<2xf32>
+// CHECK:     arith.maximumf %{{.+}}, %{{.+}} : vector<2xf32>
+// CHECK-COUNT-17: math.exp {{.*}} : vector<2xf32>
+// CHECK:     math.fma {{.*}} : vector<2xf32>
 // CHECK:     vector.shuffle %{{.+}}, %{{.+}} [0, 0, 0, 0, 1, 1, 1, 1] : vector<2xf32>, vector<2xf32>
+// CHECK-COUNT-4: arith.mulf {{.*}} : vector<8xf32>
+// CHECK-COUNT-12: math.fma {{.*}} : vector<8xf32>
+// CHECK-COUNT-3: arith.addf {{.*}} : vector<8xf32>
 // CHECK:     math.fma {{.*}} : vector<8xf32>
 // CHECK:     scf.yield {{.*}} : vector<2xf32>, vector<2xf32>, vector<8xf32>
 // CHECK-NOT: math.exp
