@@ -205,12 +205,14 @@ private:
 
   /// `values` combined pairwise with CombineOp (depth log2 n).
   template <typename CombineOp>
-  Value treeReduce(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  Value treeReduce(OpBuilder &b, Location loc, ArrayRef<Value> values,
+                   arith::FastMathFlags flags = arith::FastMathFlags::none) {
     SmallVector<Value> level(values);
     while (level.size() > 1) {
       SmallVector<Value> next;
       for (size_t i = 0; i + 1 < level.size(); i += 2)
-        next.push_back(CombineOp::create(b, loc, level[i], level[i + 1]));
+        next.push_back(
+            CombineOp::create(b, loc, level[i], level[i + 1], flags));
       if (level.size() % 2)
         next.push_back(level.back());
       level = std::move(next);
@@ -237,8 +239,12 @@ private:
     SmallVector<Value> scores;
     for (auto [j, valid] : js)
       scores.push_back(score(b, loc, j, valid));
-    Value m = arith::MaximumFOp::create(
-        b, loc, state.m, treeReduce<arith::MaximumFOp>(b, loc, scores));
+    // maxnum with nnan (one vmaxps): the max only stabilises exp, and a NaN
+    // score still reaches the output through exp(NaN - m').
+    Value m = arith::MaxNumFOp::create(
+        b, loc, state.m,
+        treeReduce<arith::MaxNumFOp>(b, loc, scores, arith::FastMathFlags::nnan),
+        arith::FastMathFlags::nnan);
     Value negInf = splat(b, loc, headVec, -std::numeric_limits<double>::infinity());
     Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
     Value base = arith::SelectOp::create(b, loc, none, splat(b, loc, headVec, 0.0), m);

@@ -40,8 +40,8 @@
 // the exps are independent, the sum is a tree folded into l with one FMA,
 // and the weighted rows go into 4 interleaved chains (4 products, then
 // FMAs), added as a tree and folded into acc with one FMA.
-// CHECK-COUNT-15: arith.maximumf %{{[0-9]+}}, %{{[0-9]+}} : vector<2xf32>
-// CHECK:     arith.maximumf %{{.+}}, %{{.+}} : vector<2xf32>
+// CHECK-COUNT-15: arith.maxnumf %{{[0-9]+}}, %{{[0-9]+}} fastmath<nnan> : vector<2xf32>
+// CHECK:     arith.maxnumf %{{.+}}, %{{.+}} fastmath<nnan> : vector<2xf32>
 // CHECK-COUNT-17: math.exp {{.*}} : vector<2xf32>
 // CHECK:     math.fma {{.*}} : vector<2xf32>
 // CHECK:     vector.shuffle %{{.+}}, %{{.+}} [0, 0, 0, 0, 1, 1, 1, 1] : vector<2xf32>, vector<2xf32>
