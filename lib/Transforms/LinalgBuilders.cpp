@@ -158,8 +158,8 @@ Value mlir::attn::buildMatmul(OpBuilder &b, Location loc, Value x, Value rhs,
       bias ? buildElementwise(
                  b, loc, empty, {bias}, {dimsMap(ctx, 2, {1})},
                  [](OpBuilder &, Location, ValueRange args) { return args[0]; })
-           : linalg::FillOp::create(b, loc,
-                                    buildFloatConstant(b, loc, elem, 0.0), empty)
+           : linalg::FillOp::create(
+                 b, loc, buildFloatConstant(b, loc, elem, 0.0), empty)
                  .getResult(0);
   // dims (r, o, i): y[r, o] += x[r, i] * rhs[i, o]
   Value y = buildContractionInto(b, loc, x2, dimsMap(ctx, 3, {0, 2}), rhs,

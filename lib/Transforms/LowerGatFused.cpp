@@ -93,8 +93,8 @@ private:
     int64_t in = getShape(op.getX())[1];
     width = heads * ch + 2 * heads;
     Value wt = buildTranspose(b, loc, op.getWeight(), {1, 0}); // F x H*C
-    Value w3 = buildExpand(b, loc, op.getWeight(), {heads, ch, in},
-                           {{0, 1}, {2}});
+    Value w3 =
+        buildExpand(b, loc, op.getWeight(), {heads, ch, in}, {{0, 1}, {2}});
     // W^T A[f, h] = sum_c W[h*C + c, f] * att[h, c]; dims (f, h, c).
     auto fold = [&](Value att) {
       return buildContraction(b, loc, w3, dimsMap(ctx, 3, {1, 2, 0}), att,
@@ -188,14 +188,16 @@ private:
 
   /// LeakyReLU(a_dst[i] + a_src[j]) per head, -inf where not `valid`.
   Value score(OpBuilder &b, Location loc, Value j, Value valid) {
-    Value s = arith::AddFOp::create(
-        b, loc, aDstNode, readRow(b, loc, headVec, j, heads * ch));
-    Value slope = splat(b, loc, headVec, op.getNegativeSlope().convertToDouble());
+    Value s = arith::AddFOp::create(b, loc, aDstNode,
+                                    readRow(b, loc, headVec, j, heads * ch));
+    Value slope =
+        splat(b, loc, headVec, op.getNegativeSlope().convertToDouble());
     Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, s,
                                            splat(b, loc, headVec, 0.0));
     s = arith::SelectOp::create(b, loc, positive, s,
                                 arith::MulFOp::create(b, loc, s, slope));
-    Value negInf = splat(b, loc, headVec, -std::numeric_limits<double>::infinity());
+    Value negInf =
+        splat(b, loc, headVec, -std::numeric_limits<double>::infinity());
     return arith::SelectOp::create(b, loc, valid, s, negInf);
   }
 
@@ -243,12 +245,17 @@ private:
     // score still reaches the output through exp(NaN - m').
     Value m = arith::MaxNumFOp::create(
         b, loc, state.m,
-        treeReduce<arith::MaxNumFOp>(b, loc, scores, arith::FastMathFlags::nnan),
+        treeReduce<arith::MaxNumFOp>(b, loc, scores,
+                                     arith::FastMathFlags::nnan),
         arith::FastMathFlags::nnan);
-    Value negInf = splat(b, loc, headVec, -std::numeric_limits<double>::infinity());
-    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
-    Value base = arith::SelectOp::create(b, loc, none, splat(b, loc, headVec, 0.0), m);
-    Value a = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, state.m, base));
+    Value negInf =
+        splat(b, loc, headVec, -std::numeric_limits<double>::infinity());
+    Value none =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+    Value base =
+        arith::SelectOp::create(b, loc, none, splat(b, loc, headVec, 0.0), m);
+    Value a = math::ExpOp::create(b, loc,
+                                  arith::SubFOp::create(b, loc, state.m, base));
     SmallVector<Value> probs;
     for (Value s : scores)
       probs.push_back(
@@ -261,8 +268,8 @@ private:
       if (k < kPartialSums)
         partial.push_back(arith::MulFOp::create(b, loc, p, rows[k]));
       else
-        partial[k % kPartialSums] = math::FmaOp::create(
-            b, loc, p, rows[k], partial[k % kPartialSums]);
+        partial[k % kPartialSums] =
+            math::FmaOp::create(b, loc, p, rows[k], partial[k % kPartialSums]);
     }
     Value acc = math::FmaOp::create(b, loc, perHead(b, loc, a), state.acc,
                                     treeReduce<arith::AddFOp>(b, loc, partial));
@@ -281,7 +288,8 @@ private:
     end = rowPtr(arith::AddIOp::create(b, loc, node, index(b, loc, 1)));
     aDstNode = readRow(b, loc, headVec, node, heads * ch + heads);
     Value blocks = arith::CeilDivSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, end, begin), index(b, loc, block));
+        b, loc, arith::SubIOp::create(b, loc, end, begin),
+        index(b, loc, block));
 
     // The softmax starts empty (m = -inf, l = 0, acc = 0), or with the self
     // loop that add_self_loops adds already taken: m = its score, l = 1,
@@ -300,13 +308,14 @@ private:
           Value e0 = arith::AddIOp::create(
               lb, lloc, begin,
               arith::MulIOp::create(lb, lloc, t, index(lb, lloc, block)));
-          prefetchRows(lb, lloc,
-                       arith::AddIOp::create(lb, lloc, e0,
-                                             index(lb, lloc, block)));
+          prefetchRows(
+              lb, lloc,
+              arith::AddIOp::create(lb, lloc, e0, index(lb, lloc, block)));
           SmallVector<std::pair<Value, Value>> js;
           for (int64_t k = 0; k < block; ++k)
             js.push_back(edgeSource(
-                lb, lloc, arith::AddIOp::create(lb, lloc, e0, index(lb, lloc, k))));
+                lb, lloc,
+                arith::AddIOp::create(lb, lloc, e0, index(lb, lloc, k))));
           State next = step(lb, lloc, js, {args[0], args[1], args[2]});
           scf::YieldOp::create(lb, lloc, ValueRange{next.m, next.l, next.acc});
         });
@@ -314,9 +323,9 @@ private:
     // out = acc / l, and 0 for a node that saw no edge (l = 0); heads
     // concatenated or averaged, plus bias, still in registers.
     // One division per head (vector<H>), then a multiply per channel.
-    Value inv = perHead(b, loc,
-                        arith::DivFOp::create(b, loc, splat(b, loc, headVec, 1.0),
-                                              state.l));
+    Value inv = perHead(
+        b, loc,
+        arith::DivFOp::create(b, loc, splat(b, loc, headVec, 1.0), state.l));
     Value zero = splat(b, loc, rowVec, 0.0);
     Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
                                        perHead(b, loc, state.l), zero);
@@ -330,9 +339,9 @@ private:
             ArrayRef<int64_t>{1});
         sum = sum ? arith::AddFOp::create(b, loc, sum, part).getResult() : part;
       }
-      out = arith::MulFOp::create(
-          b, loc, sum,
-          splat(b, loc, VectorType::get({ch}, f), 1.0 / static_cast<double>(heads)));
+      out = arith::MulFOp::create(b, loc, sum,
+                                  splat(b, loc, VectorType::get({ch}, f),
+                                        1.0 / static_cast<double>(heads)));
     }
     if (biasVec)
       out = arith::AddFOp::create(b, loc, out, biasVec);

@@ -95,9 +95,8 @@ private:
                 ValueRange indices) {
     SmallVector<Value> at(indices);
     at.push_back(index(b, loc, 0));
-    return vector::TransferReadOp::create(b, loc, t, tensor, at,
-                                          floatConst(b, loc, 0.0),
-                                          ArrayRef<bool>{true});
+    return vector::TransferReadOp::create(
+        b, loc, t, tensor, at, floatConst(b, loc, 0.0), ArrayRef<bool>{true});
   }
   /// sum(x * y) over a vector.
   Value dot(OpBuilder &b, Location loc, Value x, Value y) {
@@ -117,20 +116,23 @@ private:
   void buildCompactCsr(OpBuilder &b, Location loc) {
     Type i32 = b.getI32Type(), indexType = b.getIndexType();
     int64_t chunks = std::max<int64_t>(1, std::min(kCompactChunks, lq));
-    int64_t chunkRows = llvm::divideCeilSigned(std::max<int64_t>(lq, 1), chunks);
+    int64_t chunkRows =
+        llvm::divideCeilSigned(std::max<int64_t>(lq, 1), chunks);
     Value rowPtr = op.getRowPtr(), colIdx = op.getColIdx();
     Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(chunks)},
-        ValueRange{tensor::EmptyOp::create(b, loc, {nnz}, i32).getResult(),
-                   tensor::EmptyOp::create(b, loc, {lq}, indexType).getResult()},
+        ValueRange{
+            tensor::EmptyOp::create(b, loc, {nnz}, i32).getResult(),
+            tensor::EmptyOp::create(b, loc, {lq}, indexType).getResult()},
         std::nullopt);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(forall.getBody());
       Value chunk = forall.getInductionVars()[0];
       Value r0 = arith::MinSIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, chunk, index(b, loc, chunkRows)),
+          b, loc,
+          arith::MulIOp::create(b, loc, chunk, index(b, loc, chunkRows)),
           index(b, loc, lq));
       Value r1 = arith::MinSIOp::create(
           b, loc, arith::AddIOp::create(b, loc, r0, index(b, loc, chunkRows)),
@@ -143,10 +145,11 @@ private:
       Value last =
           linalg::FillOp::create(
               b, loc, ValueRange{none},
-              ValueRange{tensor::EmptyOp::create(b, loc, {lk}, i32).getResult()})
+              ValueRange{
+                  tensor::EmptyOp::create(b, loc, {lk}, i32).getResult()})
               .getResult(0);
-      Value segInit = tensor::EmptyOp::create(
-          b, loc, ArrayRef<OpFoldResult>{entries}, i32);
+      Value segInit =
+          tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{entries}, i32);
       Value countInit = tensor::EmptyOp::create(
           b, loc, ArrayRef<OpFoldResult>{rowCount}, indexType);
       auto rowLoop = scf::ForOp::create(
@@ -165,11 +168,11 @@ private:
                 rb, rloc, begin, end, c1,
                 ValueRange{rowArgs[0], rowArgs[1], start},
                 [&](OpBuilder &eb, Location eloc, Value en, ValueRange args) {
-                  Value j = toIndex(
-                      eb, eloc, tensor::ExtractOp::create(eb, eloc, colIdx, en));
+                  Value j =
+                      toIndex(eb, eloc,
+                              tensor::ExtractOp::create(eb, eloc, colIdx, en));
                   Value inRange = arith::AndIOp::create(
-                      eb, eloc,
-                      cmp(eb, eloc, arith::CmpIPredicate::sge, j, c0),
+                      eb, eloc, cmp(eb, eloc, arith::CmpIPredicate::sge, j, c0),
                       cmp(eb, eloc, arith::CmpIPredicate::slt, j,
                           index(eb, eloc, lk)));
                   Value jSafe =
@@ -184,12 +187,12 @@ private:
                   // read: past the row's count).
                   Value taken =
                       arith::SelectOp::create(eb, eloc, inRange, row, prev);
-                  Value lastNext = tensor::InsertOp::create(
-                      eb, eloc, taken, args[0], jSafe);
+                  Value lastNext =
+                      tensor::InsertOp::create(eb, eloc, taken, args[0], jSafe);
                   Value segNext = tensor::InsertOp::create(
                       eb, eloc,
-                      arith::IndexCastOp::create(eb, eloc, i32, jSafe),
-                      args[1], args[2]);
+                      arith::IndexCastOp::create(eb, eloc, i32, jSafe), args[1],
+                      args[2]);
                   Value at = arith::AddIOp::create(
                       eb, eloc, args[2],
                       arith::SelectOp::create(eb, eloc, fresh, c1, c0));
@@ -290,8 +293,8 @@ private:
   Value blockScores(OpBuilder &b, Location loc, ArrayRef<Value> keys,
                     Value live) {
     Value qk = dotProducts(b, loc, keys);
-    Value negInf = splat(b, loc, blockVec,
-                         -std::numeric_limits<double>::infinity());
+    Value negInf =
+        splat(b, loc, blockVec, -std::numeric_limits<double>::infinity());
     if (!hasEntryModifications()) {
       Value scaled = arith::MulFOp::create(
           b, loc, qk, splat(b, loc, blockVec, op.getEffectiveScale()));
@@ -315,9 +318,9 @@ private:
             ValueRange{shape[0] == 1 ? zero : bIdx, shape[1] == 1 ? zero : hIdx,
                        shape[2] == 1 ? zero : row, shape[3] == 1 ? zero : j});
       }
-      Value s = emitter.modify(
-          b, loc, pos,
-          vector::ExtractOp::create(b, loc, qk, at), shaw, biasElem);
+      Value s =
+          emitter.modify(b, loc, pos, vector::ExtractOp::create(b, loc, qk, at),
+                         shaw, biasElem);
       Value valid = vector::ExtractOp::create(b, loc, live, at);
       scores.push_back(emitter.mask(b, loc, pos, s, {valid}));
     }
@@ -352,8 +355,8 @@ private:
         b, loc, state.m,
         vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXNUMF, s));
     Value negInf = floatConst(b, loc, -std::numeric_limits<double>::infinity());
-    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
-                                       negInf);
+    Value none =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
     Value base =
         arith::SelectOp::create(b, loc, none, floatConst(b, loc, 0.0), m);
     Value a = math::ExpOp::create(b, loc,
@@ -369,8 +372,8 @@ private:
         b, loc, vector::BroadcastOp::create(b, loc, vVec, a), state.acc);
     for (int64_t k = 0; k < block; ++k) {
       Value pk = vector::ExtractOp::create(b, loc, p, ArrayRef<int64_t>{k});
-      Value vRow =
-          readRow(b, loc, vVec, op.getValue(), ValueRange{bIdx, kvHead, keys[k]});
+      Value vRow = readRow(b, loc, vVec, op.getValue(),
+                           ValueRange{bIdx, kvHead, keys[k]});
       acc = math::FmaOp::create(
           b, loc, vector::BroadcastOp::create(b, loc, vVec, pk), vRow, acc);
     }
@@ -390,8 +393,9 @@ private:
       qChunks.push_back(vector::ExtractStridedSliceOp::create(
           b, loc, qRow, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{kLanes},
           ArrayRef<int64_t>{1}));
-    begin = toIndex(b, loc, tensor::ExtractOp::create(b, loc, op.getRowPtr(),
-                                                      ValueRange{row}));
+    begin = toIndex(
+        b, loc,
+        tensor::ExtractOp::create(b, loc, op.getRowPtr(), ValueRange{row}));
     end = arith::AddIOp::create(
         b, loc, begin,
         tensor::ExtractOp::create(b, loc, counts, ValueRange{row}));
@@ -410,14 +414,13 @@ private:
           State next = step(lb, lloc, e0, {args[0], args[1], args[2]});
           scf::YieldOp::create(lb, lloc, ValueRange{next.m, next.l, next.acc});
         });
-    Value m = loop.getResult(0), l = loop.getResult(1),
-          acc = loop.getResult(2);
+    Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
 
     // out = acc / l and lse = m + log l; 0 and -inf on a row that saw no
     // allowed key (l = 0).
     Value zero = floatConst(b, loc, 0.0);
-    Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l,
-                                       zero);
+    Value seen =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
     Value out = arith::SelectOp::create(
         b, loc, seen,
         arith::DivFOp::create(b, loc, acc,
@@ -429,12 +432,12 @@ private:
         negInf);
 
     ValueRange outs = forall.getRegionIterArgs();
-    Value outRow = vector::TransferWriteOp::create(
-                       b, loc, out,
-                       tensor::EmptyOp::create(b, loc, {1, 1, 1, ev}, f),
-                       ValueRange(SmallVector<Value>(4, index(b, loc, 0))),
-                       ArrayRef<bool>{true})
-                       .getResult();
+    Value outRow =
+        vector::TransferWriteOp::create(
+            b, loc, out, tensor::EmptyOp::create(b, loc, {1, 1, 1, ev}, f),
+            ValueRange(SmallVector<Value>(4, index(b, loc, 0))),
+            ArrayRef<bool>{true})
+            .getResult();
     Value lseRow = tensor::FromElementsOp::create(
         b, loc, RankedTensorType::get({1, 1, 1}, f), ValueRange{lse});
     b.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -456,7 +459,8 @@ private:
   int64_t block, batch, heads, lq, lk, e, ev, group, nnz;
   Type f;
   VectorType qVec, vVec, blockVec;
-  Value cols, counts; // the compacted CSR (row i: cols[row_ptr[i]..] x counts[i])
+  Value cols,
+      counts; // the compacted CSR (row i: cols[row_ptr[i]..] x counts[i])
   // Per query row (inside the parallel loop).
   Value bIdx, hIdx, row, kvHead, qRow, begin, end;
   SmallVector<Value> qChunks; // qRow, 16 lanes at a time

@@ -1,4 +1,5 @@
-//===- SdpaGraphEdges.h - graph-masked attn.sdpa over edge lists -*- C++ -*-===//
+//===- SdpaGraphEdges.h - graph-masked attn.sdpa over edge lists -*- C++
+//-*-===//
 //
 // The edge-list lowering of a graph-masked attn.sdpa: per query row, one pass
 // over the row's CSR entries with online softmax in registers. attn-tile

@@ -76,11 +76,11 @@ public:
       bias = padToTiles(b, loc, b0, buildFloatConstant(b, loc, f, 0.0));
     if (op.getMask() == MaskKind::graph) {
       // i8, not i1: vector loads of i1 memory would read packed bits.
-      graphMask = padToTiles(
-          b, loc,
-          buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq, lk,
-                            b.getI8Type()),
-          arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
+      graphMask =
+          padToTiles(b, loc,
+                     buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(),
+                                       lq, lk, b.getI8Type()),
+                     arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
       blockMask = buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq,
                                     lk, b.getI8Type(), false, bq, bk);
     }
@@ -318,8 +318,7 @@ private:
       Value vTile = tile(sb, sloc, v, bIdx, kvHead, k0, bk);
       // Dims (i, j, e).
       Value qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 3, {0, 2}),
-                                  kTTile,
-                                  dimsMap(ctx, 3, {2, 1}), {bq, bk},
+                                  kTTile, dimsMap(ctx, 3, {2, 1}), {bq, bk},
                                   dimsMap(ctx, 3, {0, 1}));
       Value scores;
       std::optional<SmallVector<Value>> full = fullTileConditions(sb, sloc, k0);
@@ -465,9 +464,8 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
       return signalPassFailure();
     }
     if (edgeBlock < 1) {
-      getOperation()->emitError()
-          << "attn-tile: edge-block must be >= 1, got "
-          << static_cast<int64_t>(edgeBlock);
+      getOperation()->emitError() << "attn-tile: edge-block must be >= 1, got "
+                                  << static_cast<int64_t>(edgeBlock);
       return signalPassFailure();
     }
     if (failed(requireStaticShapes(
