@@ -54,6 +54,15 @@ AffineMap mlir::attn::dimsMap(MLIRContext *ctx, unsigned numDims,
   return AffineMap::get(numDims, 0, exprs, ctx);
 }
 
+Value mlir::attn::buildIndexConstant(OpBuilder &b, Location loc,
+                                     int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value mlir::attn::buildIndexCast(OpBuilder &b, Location loc, Value value) {
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+}
+
 Value mlir::attn::buildFloatConstant(OpBuilder &b, Location loc, Type type,
                                      double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));

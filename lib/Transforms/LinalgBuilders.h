@@ -150,6 +150,12 @@ buildAttentionForall(OpBuilder &b, Location loc, int64_t batch, int64_t heads,
                      int64_t units, int64_t rows, int64_t ev, Type f,
                      llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body);
 
+/// An `index` constant.
+Value buildIndexConstant(OpBuilder &b, Location loc, int64_t value);
+
+/// Integer `value` (a CSR entry, a length) cast to `index`.
+Value buildIndexCast(OpBuilder &b, Location loc, Value value);
+
 /// A float constant of type `type` (scalar float types only).
 Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 

@@ -69,7 +69,7 @@ public:
       Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(f, 0.0));
       biasVec = vector::TransferReadOp::create(
           b, loc, VectorType::get({outDim}, f), bias,
-          ValueRange{index(b, loc, 0)}, pad, ArrayRef<bool>{true});
+          ValueRange{buildIndexConstant(b, loc, 0)}, pad, ArrayRef<bool>{true});
     }
     Value init = tensor::EmptyOp::create(b, loc, {n, outDim}, f);
     auto forall =
@@ -116,9 +116,6 @@ private:
   }
 
 private:
-  Value index(OpBuilder &b, Location loc, int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
   Value splat(OpBuilder &b, Location loc, VectorType t, double v) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(t, b.getFloatAttr(f, v)));
@@ -128,8 +125,8 @@ private:
                 int64_t column) {
     Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(f, 0.0));
     return vector::TransferReadOp::create(
-        b, loc, t, proj, ValueRange{row, index(b, loc, column)}, pad,
-        ArrayRef<bool>{true});
+        b, loc, t, proj, ValueRange{row, buildIndexConstant(b, loc, column)},
+        pad, ArrayRef<bool>{true});
   }
   /// Each head's value repeated C times: vector<H> -> vector<H*C>.
   Value perHead(OpBuilder &b, Location loc, Value v) {
@@ -148,18 +145,21 @@ private:
     int64_t rowBytes = (heads * ch + heads) * 4, lines = (rowBytes + 63) / 64;
     for (int64_t k = 0; k < block; ++k) {
       Value e = arith::MinSIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, e0, index(b, loc, k)),
-          index(b, loc, nnz - 1));
+          b, loc,
+          arith::AddIOp::create(b, loc, e0, buildIndexConstant(b, loc, k)),
+          buildIndexConstant(b, loc, nnz - 1));
       Value j = arith::IndexCastOp::create(
           b, loc, b.getIndexType(),
           tensor::ExtractOp::create(b, loc, op.getColIdx(), e));
       // Keep the address in bounds for malformed graphs.
       j = arith::MinSIOp::create(
-          b, loc, arith::MaxSIOp::create(b, loc, j, index(b, loc, 0)),
-          index(b, loc, n - 1));
+          b, loc,
+          arith::MaxSIOp::create(b, loc, j, buildIndexConstant(b, loc, 0)),
+          buildIndexConstant(b, loc, n - 1));
       for (int64_t line = 0; line < lines; ++line)
         memref::PrefetchOp::create(
-            b, loc, projBuffer, ValueRange{j, index(b, loc, line * 16)},
+            b, loc, projBuffer,
+            ValueRange{j, buildIndexConstant(b, loc, line * 16)},
             b.getBoolAttr(false), /*localityHint=*/b.getI32IntegerAttr(1),
             b.getBoolAttr(true));
     }
@@ -178,8 +178,9 @@ private:
     Value valid = arith::AndIOp::create(
         b, loc, inRow,
         arith::AndIOp::create(
-            b, loc, cmp(arith::CmpIPredicate::sge, j, index(b, loc, 0)),
-            cmp(arith::CmpIPredicate::slt, j, index(b, loc, n))));
+            b, loc,
+            cmp(arith::CmpIPredicate::sge, j, buildIndexConstant(b, loc, 0)),
+            cmp(arith::CmpIPredicate::slt, j, buildIndexConstant(b, loc, n))));
     if (op.getAddSelfLoops())
       valid = arith::AndIOp::create(b, loc, valid,
                                     cmp(arith::CmpIPredicate::ne, j, node));
@@ -285,11 +286,12 @@ private:
           tensor::ExtractOp::create(b, loc, op.getRowPtr(), ValueRange{i}));
     };
     begin = rowPtr(node);
-    end = rowPtr(arith::AddIOp::create(b, loc, node, index(b, loc, 1)));
+    end = rowPtr(
+        arith::AddIOp::create(b, loc, node, buildIndexConstant(b, loc, 1)));
     aDstNode = readRow(b, loc, headVec, node, heads * ch + heads);
     Value blocks = arith::CeilDivSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, end, begin),
-        index(b, loc, block));
+        buildIndexConstant(b, loc, block));
 
     // The softmax starts empty (m = -inf, l = 0, acc = 0), or with the self
     // loop that add_self_loops adds already taken: m = its score, l = 1,
@@ -302,20 +304,22 @@ private:
               readRow(b, loc, rowVec, node, 0)};
     }
     auto loop = scf::ForOp::create(
-        b, loc, index(b, loc, 0), blocks, index(b, loc, 1),
-        ValueRange{init.m, init.l, init.acc},
+        b, loc, buildIndexConstant(b, loc, 0), blocks,
+        buildIndexConstant(b, loc, 1), ValueRange{init.m, init.l, init.acc},
         [&](OpBuilder &lb, Location lloc, Value t, ValueRange args) {
           Value e0 = arith::AddIOp::create(
               lb, lloc, begin,
-              arith::MulIOp::create(lb, lloc, t, index(lb, lloc, block)));
-          prefetchRows(
-              lb, lloc,
-              arith::AddIOp::create(lb, lloc, e0, index(lb, lloc, block)));
+              arith::MulIOp::create(lb, lloc, t,
+                                    buildIndexConstant(lb, lloc, block)));
+          prefetchRows(lb, lloc,
+                       arith::AddIOp::create(
+                           lb, lloc, e0, buildIndexConstant(lb, lloc, block)));
           SmallVector<std::pair<Value, Value>> js;
           for (int64_t k = 0; k < block; ++k)
-            js.push_back(edgeSource(
-                lb, lloc,
-                arith::AddIOp::create(lb, lloc, e0, index(lb, lloc, k))));
+            js.push_back(
+                edgeSource(lb, lloc,
+                           arith::AddIOp::create(
+                               lb, lloc, e0, buildIndexConstant(lb, lloc, k))));
           State next = step(lb, lloc, js, {args[0], args[1], args[2]});
           scf::YieldOp::create(lb, lloc, ValueRange{next.m, next.l, next.acc});
         });
@@ -350,7 +354,8 @@ private:
     Value rowInit = tensor::EmptyOp::create(b, loc, {1, outDim}, f);
     Value row = vector::TransferWriteOp::create(
                     b, loc, out, rowInit,
-                    ValueRange{index(b, loc, 0), index(b, loc, 0)},
+                    ValueRange{buildIndexConstant(b, loc, 0),
+                               buildIndexConstant(b, loc, 0)},
                     ArrayRef<bool>{true})
                     .getResult();
     b.setInsertionPointToStart(forall.getTerminator().getBody());

@@ -53,12 +53,6 @@ public:
   }
 
 private:
-  Value index(OpBuilder &b, Location loc, int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
-  Value toIndex(OpBuilder &b, Location loc, Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  }
   Value negInf(OpBuilder &b, Location loc) {
     return buildFloatConstant(b, loc, f,
                               -std::numeric_limits<double>::infinity());
@@ -68,12 +62,12 @@ private:
   Value buildDestinations(OpBuilder &b, Location loc) {
     Value init = tensor::EmptyOp::create(b, loc, {nnz}, b.getIndexType());
     auto rows = scf::ForOp::create(
-        b, loc, index(b, loc, 0), index(b, loc, n), index(b, loc, 1),
-        ValueRange{init},
+        b, loc, buildIndexConstant(b, loc, 0), buildIndexConstant(b, loc, n),
+        buildIndexConstant(b, loc, 1), ValueRange{init},
         [&](OpBuilder &rb, Location rloc, Value i, ValueRange rowArgs) {
           auto [begin, end] = row(rb, rloc, i);
           auto fill = scf::ForOp::create(
-              rb, rloc, begin, end, index(rb, rloc, 1), rowArgs,
+              rb, rloc, begin, end, buildIndexConstant(rb, rloc, 1), rowArgs,
               [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
                 scf::YieldOp::create(
                     eb, eloc,
@@ -86,13 +80,14 @@ private:
   }
 
   std::pair<Value, Value> row(OpBuilder &b, Location loc, Value i) {
-    Value next = arith::AddIOp::create(b, loc, i, index(b, loc, 1));
-    return {toIndex(b, loc,
-                    tensor::ExtractOp::create(b, loc, op.getRowPtr(),
-                                              ValueRange{i})),
-            toIndex(b, loc,
-                    tensor::ExtractOp::create(b, loc, op.getRowPtr(),
-                                              ValueRange{next}))};
+    Value next =
+        arith::AddIOp::create(b, loc, i, buildIndexConstant(b, loc, 1));
+    return {buildIndexCast(b, loc,
+                           tensor::ExtractOp::create(b, loc, op.getRowPtr(),
+                                                     ValueRange{i})),
+            buildIndexCast(b, loc,
+                           tensor::ExtractOp::create(b, loc, op.getRowPtr(),
+                                                     ValueRange{next}))};
   }
 
   /// (src, dst, valid) of edge e: CSR edges first, then one self loop per
@@ -100,16 +95,17 @@ private:
   /// self loops. Invalid edges read node 0.
   std::tuple<Value, Value, Value> endpoints(OpBuilder &b, Location loc,
                                             Value e) {
-    Value cNnz = index(b, loc, nnz);
+    Value cNnz = buildIndexConstant(b, loc, nnz);
     Value isCsr =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, e, cNnz);
-    Value eCsr = arith::SelectOp::create(b, loc, isCsr, e, index(b, loc, 0));
+    Value eCsr = arith::SelectOp::create(b, loc, isCsr, e,
+                                         buildIndexConstant(b, loc, 0));
     Value loop = arith::SubIOp::create(b, loc, e, cNnz);
     Value src = nnz ? arith::SelectOp::create(
                           b, loc, isCsr,
-                          toIndex(b, loc,
-                                  tensor::ExtractOp::create(
-                                      b, loc, op.getColIdx(), eCsr)),
+                          buildIndexCast(b, loc,
+                                         tensor::ExtractOp::create(
+                                             b, loc, op.getColIdx(), eCsr)),
                           loop)
                           .getResult()
                     : loop;
@@ -123,8 +119,9 @@ private:
       return arith::CmpIOp::create(b, loc, p, x, y).getResult();
     };
     Value valid = arith::AndIOp::create(
-        b, loc, cmp(arith::CmpIPredicate::sge, src, index(b, loc, 0)),
-        cmp(arith::CmpIPredicate::slt, src, index(b, loc, n)));
+        b, loc,
+        cmp(arith::CmpIPredicate::sge, src, buildIndexConstant(b, loc, 0)),
+        cmp(arith::CmpIPredicate::slt, src, buildIndexConstant(b, loc, n)));
     if (op.getAddSelfLoops()) {
       Value notSelf = cmp(arith::CmpIPredicate::ne, src, dst);
       valid = arith::AndIOp::create(
@@ -135,7 +132,7 @@ private:
                   b, loc, isCsr,
                   arith::ConstantOp::create(b, loc, b.getBoolAttr(true)))));
     }
-    Value zero = index(b, loc, 0);
+    Value zero = buildIndexConstant(b, loc, 0);
     return {arith::SelectOp::create(b, loc, valid, src, zero),
             arith::SelectOp::create(b, loc, valid, dst, zero), valid};
   }
@@ -169,14 +166,16 @@ private:
                                              ValueRange)> &body) {
     auto [begin, end] = row(b, loc, i);
     auto loop = scf::ForOp::create(
-        b, loc, begin, end, index(b, loc, 1), init,
+        b, loc, begin, end, buildIndexConstant(b, loc, 1), init,
         [&](OpBuilder &lb, Location lloc, Value e, ValueRange args) {
           scf::YieldOp::create(lb, lloc, body(lb, lloc, e, args));
         });
     SmallVector<Value> state(loop.getResults());
     if (op.getAddSelfLoops())
-      state = body(b, loc, arith::AddIOp::create(b, loc, index(b, loc, nnz), i),
-                   state);
+      state = body(
+          b, loc,
+          arith::AddIOp::create(b, loc, buildIndexConstant(b, loc, nnz), i),
+          state);
     return state;
   }
 

@@ -73,12 +73,6 @@ public:
   }
 
 private:
-  Value index(OpBuilder &b, Location loc, int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
-  Value toIndex(OpBuilder &b, Location loc, Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  }
   Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x,
             Value y) {
     return arith::CmpIOp::create(b, loc, p, x, y);
@@ -94,7 +88,7 @@ private:
   Value readRow(OpBuilder &b, Location loc, VectorType t, Value tensor,
                 ValueRange indices) {
     SmallVector<Value> at(indices);
-    at.push_back(index(b, loc, 0));
+    at.push_back(buildIndexConstant(b, loc, 0));
     return vector::TransferReadOp::create(
         b, loc, t, tensor, at, floatConst(b, loc, 0.0), ArrayRef<bool>{true});
   }
@@ -119,7 +113,8 @@ private:
     int64_t chunkRows =
         llvm::divideCeilSigned(std::max<int64_t>(lq, 1), chunks);
     Value rowPtr = op.getRowPtr(), colIdx = op.getColIdx();
-    Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
+    Value c0 = buildIndexConstant(b, loc, 0),
+          c1 = buildIndexConstant(b, loc, 1);
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(chunks)},
         ValueRange{
@@ -132,13 +127,18 @@ private:
       Value chunk = forall.getInductionVars()[0];
       Value r0 = arith::MinSIOp::create(
           b, loc,
-          arith::MulIOp::create(b, loc, chunk, index(b, loc, chunkRows)),
-          index(b, loc, lq));
+          arith::MulIOp::create(b, loc, chunk,
+                                buildIndexConstant(b, loc, chunkRows)),
+          buildIndexConstant(b, loc, lq));
       Value r1 = arith::MinSIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, r0, index(b, loc, chunkRows)),
-          index(b, loc, lq));
-      Value e0 = toIndex(b, loc, tensor::ExtractOp::create(b, loc, rowPtr, r0));
-      Value e1 = toIndex(b, loc, tensor::ExtractOp::create(b, loc, rowPtr, r1));
+          b, loc,
+          arith::AddIOp::create(b, loc, r0,
+                                buildIndexConstant(b, loc, chunkRows)),
+          buildIndexConstant(b, loc, lq));
+      Value e0 =
+          buildIndexCast(b, loc, tensor::ExtractOp::create(b, loc, rowPtr, r0));
+      Value e1 =
+          buildIndexCast(b, loc, tensor::ExtractOp::create(b, loc, rowPtr, r1));
       Value entries = arith::SubIOp::create(b, loc, e1, e0);
       Value rowCount = arith::SubIOp::create(b, loc, r1, r0);
       Value none = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1));
@@ -155,9 +155,9 @@ private:
       auto rowLoop = scf::ForOp::create(
           b, loc, r0, r1, c1, ValueRange{last, segInit, countInit},
           [&](OpBuilder &rb, Location rloc, Value i, ValueRange rowArgs) {
-            Value begin = toIndex(
+            Value begin = buildIndexCast(
                 rb, rloc, tensor::ExtractOp::create(rb, rloc, rowPtr, i));
-            Value end = toIndex(
+            Value end = buildIndexCast(
                 rb, rloc,
                 tensor::ExtractOp::create(
                     rb, rloc, rowPtr,
@@ -168,13 +168,13 @@ private:
                 rb, rloc, begin, end, c1,
                 ValueRange{rowArgs[0], rowArgs[1], start},
                 [&](OpBuilder &eb, Location eloc, Value en, ValueRange args) {
-                  Value j =
-                      toIndex(eb, eloc,
-                              tensor::ExtractOp::create(eb, eloc, colIdx, en));
+                  Value j = buildIndexCast(
+                      eb, eloc,
+                      tensor::ExtractOp::create(eb, eloc, colIdx, en));
                   Value inRange = arith::AndIOp::create(
                       eb, eloc, cmp(eb, eloc, arith::CmpIPredicate::sge, j, c0),
                       cmp(eb, eloc, arith::CmpIPredicate::slt, j,
-                          index(eb, eloc, lk)));
+                          buildIndexConstant(eb, eloc, lk)));
                   Value jSafe =
                       arith::SelectOp::create(eb, eloc, inRange, j, c0);
                   Value prev =
@@ -254,7 +254,7 @@ private:
       for (int64_t c = 0; c < e; c += kLanes) {
         Value kChunk = vector::TransferReadOp::create(
             b, loc, lanes, op.getKey(),
-            ValueRange{bIdx, kvHead, j, index(b, loc, c)},
+            ValueRange{bIdx, kvHead, j, buildIndexConstant(b, loc, c)},
             floatConst(b, loc, 0.0), ArrayRef<bool>{true});
         Value qChunk = qChunks[c / kLanes];
         sum = sum ? math::FmaOp::create(b, loc, qChunk, kChunk, sum).getResult()
@@ -312,7 +312,7 @@ private:
       Value biasElem;
       if (Value bias = op.getBias()) {
         ArrayRef<int64_t> shape = getShape(bias);
-        Value zero = index(b, loc, 0);
+        Value zero = buildIndexConstant(b, loc, 0);
         biasElem = tensor::ExtractOp::create(
             b, loc, bias,
             ValueRange{shape[0] == 1 ? zero : bIdx, shape[1] == 1 ? zero : hIdx,
@@ -347,7 +347,7 @@ private:
         b, loc, live, raw, vector::BroadcastOp::create(b, loc, keyVec, zero32));
     SmallVector<Value> keys;
     for (int64_t k = 0; k < block; ++k)
-      keys.push_back(toIndex(
+      keys.push_back(buildIndexCast(
           b, loc,
           vector::ExtractOp::create(b, loc, keysVec, ArrayRef<int64_t>{k})));
     Value s = blockScores(b, loc, keys, live);
@@ -386,14 +386,15 @@ private:
     bIdx = ivs[0];
     hIdx = ivs[1];
     row = ivs[2];
-    kvHead = arith::DivUIOp::create(b, loc, hIdx, index(b, loc, group));
+    kvHead =
+        arith::DivUIOp::create(b, loc, hIdx, buildIndexConstant(b, loc, group));
     qRow = readRow(b, loc, qVec, op.getQuery(), ValueRange{bIdx, hIdx, row});
     qChunks.clear();
     for (int64_t c = 0; c + kLanes <= e; c += kLanes)
       qChunks.push_back(vector::ExtractStridedSliceOp::create(
           b, loc, qRow, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{kLanes},
           ArrayRef<int64_t>{1}));
-    begin = toIndex(
+    begin = buildIndexCast(
         b, loc,
         tensor::ExtractOp::create(b, loc, op.getRowPtr(), ValueRange{row}));
     end = arith::AddIOp::create(
@@ -401,16 +402,18 @@ private:
         tensor::ExtractOp::create(b, loc, counts, ValueRange{row}));
     Value blocks = arith::CeilDivSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, end, begin),
-        index(b, loc, block));
+        buildIndexConstant(b, loc, block));
 
     Value negInf = floatConst(b, loc, -std::numeric_limits<double>::infinity());
     auto loop = scf::ForOp::create(
-        b, loc, index(b, loc, 0), blocks, index(b, loc, 1),
+        b, loc, buildIndexConstant(b, loc, 0), blocks,
+        buildIndexConstant(b, loc, 1),
         ValueRange{negInf, floatConst(b, loc, 0.0), splat(b, loc, vVec, 0.0)},
         [&](OpBuilder &lb, Location lloc, Value t, ValueRange args) {
           Value e0 = arith::AddIOp::create(
               lb, lloc, begin,
-              arith::MulIOp::create(lb, lloc, t, index(lb, lloc, block)));
+              arith::MulIOp::create(lb, lloc, t,
+                                    buildIndexConstant(lb, lloc, block)));
           State next = step(lb, lloc, e0, {args[0], args[1], args[2]});
           scf::YieldOp::create(lb, lloc, ValueRange{next.m, next.l, next.acc});
         });
@@ -435,7 +438,7 @@ private:
     Value outRow =
         vector::TransferWriteOp::create(
             b, loc, out, tensor::EmptyOp::create(b, loc, {1, 1, 1, ev}, f),
-            ValueRange(SmallVector<Value>(4, index(b, loc, 0))),
+            ValueRange(SmallVector<Value>(4, buildIndexConstant(b, loc, 0))),
             ArrayRef<bool>{true})
             .getResult();
     Value lseRow = tensor::FromElementsOp::create(

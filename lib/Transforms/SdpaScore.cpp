@@ -11,10 +11,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-static Value index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
 static Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x,
                  Value y) {
   return arith::CmpIOp::create(b, loc, p, x, y);
@@ -26,7 +22,7 @@ SdpaScoreEmitter::SdpaScoreEmitter(SdpaOp op)
 
 Value SdpaScoreEmitter::queryPosition(OpBuilder &b, Location loc,
                                       Value i) const {
-  return arith::AddIOp::create(b, loc, i, index(b, loc, lk - lq));
+  return arith::AddIOp::create(b, loc, i, buildIndexConstant(b, loc, lk - lq));
 }
 
 Value SdpaScoreEmitter::relativeIndex(OpBuilder &b, Location loc,
@@ -34,9 +30,10 @@ Value SdpaScoreEmitter::relativeIndex(OpBuilder &b, Location loc,
   int64_t r = static_cast<int64_t>(*op.getRelClip());
   Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.i));
   Value clipped = arith::MaxSIOp::create(
-      b, loc, arith::MinSIOp::create(b, loc, dist, index(b, loc, r)),
-      index(b, loc, -r));
-  return arith::AddIOp::create(b, loc, clipped, index(b, loc, r));
+      b, loc,
+      arith::MinSIOp::create(b, loc, dist, buildIndexConstant(b, loc, r)),
+      buildIndexConstant(b, loc, -r));
+  return arith::AddIOp::create(b, loc, clipped, buildIndexConstant(b, loc, r));
 }
 
 Value SdpaScoreEmitter::modify(OpBuilder &b, Location loc,
@@ -59,7 +56,8 @@ Value SdpaScoreEmitter::modify(OpBuilder &b, Location loc,
     Value slope = tensor::ExtractOp::create(b, loc, slopes, ValueRange{p.h});
     Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.i));
     Value absDist = arith::MaxSIOp::create(
-        b, loc, dist, arith::SubIOp::create(b, loc, index(b, loc, 0), dist));
+        b, loc, dist,
+        arith::SubIOp::create(b, loc, buildIndexConstant(b, loc, 0), dist));
     Value absF = arith::SIToFPOp::create(
         b, loc, f, arith::IndexCastOp::create(b, loc, b.getI64Type(), absDist));
     s = arith::SubFOp::create(b, loc, s,
@@ -78,11 +76,12 @@ Value SdpaScoreEmitter::allowed(OpBuilder &b, Location loc,
     conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, p.j, ia));
   if (mask == MaskKind::local || mask == MaskKind::causal_local) {
     Value lo = arith::SubIOp::create(
-        b, loc, ia, index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
+        b, loc, ia,
+        buildIndexConstant(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
     conds.push_back(cmp(b, loc, arith::CmpIPredicate::sge, p.j, lo));
     if (std::optional<uint64_t> right = op.getWindowRight()) {
       Value hi = arith::AddIOp::create(
-          b, loc, ia, index(b, loc, static_cast<int64_t>(*right)));
+          b, loc, ia, buildIndexConstant(b, loc, static_cast<int64_t>(*right)));
       conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, p.j, hi));
     }
   }

@@ -105,10 +105,6 @@ public:
   }
 
 private:
-  Value index(OpBuilder &b, Location loc, int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
-
   Value isNonZero(OpBuilder &b, Location loc, Value v) {
     Value zero =
         arith::ConstantOp::create(b, loc, b.getIntegerAttr(v.getType(), 0));
@@ -185,8 +181,9 @@ private:
     bIdx = ivs[0];
     hIdx = ivs[1];
     Value qt = ivs[2];
-    q0 = arith::MulIOp::create(b, loc, qt, index(b, loc, bq));
-    kvHead = arith::DivUIOp::create(b, loc, hIdx, index(b, loc, group));
+    q0 = arith::MulIOp::create(b, loc, qt, buildIndexConstant(b, loc, bq));
+    kvHead =
+        arith::DivUIOp::create(b, loc, hIdx, buildIndexConstant(b, loc, group));
     qTile = tile(b, loc, q, bIdx, hIdx, q0, bq);
     if (Value relKey = op.getRelKey()) {
       // Shaw: q_i . rel_key[r] for every row of the tile; dims (i, r, e).
@@ -200,7 +197,7 @@ private:
     auto [kvBegin, kvEnd] = keyTileRange(b, loc);
     OnlineSoftmaxState init = buildOnlineSoftmaxInit(b, loc, bq, ev, f);
     auto loop = scf::ForOp::create(
-        b, loc, kvBegin, kvEnd, index(b, loc, 1),
+        b, loc, kvBegin, kvEnd, buildIndexConstant(b, loc, 1),
         ValueRange{init.rowMax, init.rowSum, init.acc},
         [&](OpBuilder &lb, Location lloc, Value kt, ValueRange args) {
           OnlineSoftmaxState state{args[0], args[1], args[2]};
@@ -231,31 +228,34 @@ private:
   }
   Value rowHi(OpBuilder &b, Location loc) {
     return emitter.queryPosition(
-        b, loc, arith::AddIOp::create(b, loc, q0, index(b, loc, bq - 1)));
+        b, loc,
+        arith::AddIOp::create(b, loc, q0, buildIndexConstant(b, loc, bq - 1)));
   }
 
   /// [begin, end) of the key tiles this query tile can see: tiles wholly
   /// outside the causal/local window or past kv_lengths[b] are never visited.
   std::pair<Value, Value> keyTileRange(OpBuilder &b, Location loc) {
     MaskKind mask = op.getMask();
-    Value cBk = index(b, loc, bk);
-    Value begin = index(b, loc, 0), end = index(b, loc, nkt);
+    Value cBk = buildIndexConstant(b, loc, bk);
+    Value begin = buildIndexConstant(b, loc, 0),
+          end = buildIndexConstant(b, loc, nkt);
     // The last key tile that holds column `col`, plus one.
     auto tilesThrough = [&](Value col) -> Value {
       Value t = arith::FloorDivSIOp::create(b, loc, col, cBk);
-      return arith::AddIOp::create(b, loc, t, index(b, loc, 1));
+      return arith::AddIOp::create(b, loc, t, buildIndexConstant(b, loc, 1));
     };
     if (mask == MaskKind::causal || mask == MaskKind::causal_local)
       end = arith::MinSIOp::create(b, loc, end, tilesThrough(rowHi(b, loc)));
     if (mask == MaskKind::local || mask == MaskKind::causal_local) {
       Value lo = arith::SubIOp::create(
           b, loc, rowLo(b, loc),
-          index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
+          buildIndexConstant(b, loc,
+                             static_cast<int64_t>(*op.getWindowLeft())));
       begin = arith::MaxSIOp::create(
           b, loc, begin, arith::FloorDivSIOp::create(b, loc, lo, cBk));
       if (std::optional<uint64_t> right = op.getWindowRight()) {
-        Value hi = arith::AddIOp::create(b, loc, rowHi(b, loc),
-                                         index(b, loc, int64_t(*right)));
+        Value hi = arith::AddIOp::create(
+            b, loc, rowHi(b, loc), buildIndexConstant(b, loc, int64_t(*right)));
         end = arith::MinSIOp::create(b, loc, end, tilesThrough(hi));
       }
     }
@@ -281,20 +281,24 @@ private:
     auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
       return arith::CmpIOp::create(b, loc, p, x, y).getResult();
     };
-    Value kLast = arith::AddIOp::create(b, loc, k0, index(b, loc, bk - 1));
-    Value kEnd = arith::AddIOp::create(b, loc, k0, index(b, loc, bk));
+    Value kLast =
+        arith::AddIOp::create(b, loc, k0, buildIndexConstant(b, loc, bk - 1));
+    Value kEnd =
+        arith::AddIOp::create(b, loc, k0, buildIndexConstant(b, loc, bk));
     if (lk % bk != 0)
-      conds.push_back(cmp(arith::CmpIPredicate::sle, kEnd, index(b, loc, lk)));
+      conds.push_back(
+          cmp(arith::CmpIPredicate::sle, kEnd, buildIndexConstant(b, loc, lk)));
     if (mask == MaskKind::causal || mask == MaskKind::causal_local)
       conds.push_back(cmp(arith::CmpIPredicate::sle, kLast, rowLo(b, loc)));
     if (mask == MaskKind::local || mask == MaskKind::causal_local) {
       Value lo = arith::SubIOp::create(
           b, loc, rowHi(b, loc),
-          index(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
+          buildIndexConstant(b, loc,
+                             static_cast<int64_t>(*op.getWindowLeft())));
       conds.push_back(cmp(arith::CmpIPredicate::sge, k0, lo));
       if (std::optional<uint64_t> right = op.getWindowRight()) {
-        Value hi = arith::AddIOp::create(b, loc, rowLo(b, loc),
-                                         index(b, loc, int64_t(*right)));
+        Value hi = arith::AddIOp::create(
+            b, loc, rowLo(b, loc), buildIndexConstant(b, loc, int64_t(*right)));
         conds.push_back(cmp(arith::CmpIPredicate::sle, kLast, hi));
       }
     }
@@ -311,7 +315,8 @@ private:
   /// skip tiles without edges.
   SmallVector<Value> buildKeyTile(OpBuilder &b, Location loc, Value kt,
                                   const OnlineSoftmaxState &state) {
-    Value k0 = arith::MulIOp::create(b, loc, kt, index(b, loc, bk));
+    Value k0 =
+        arith::MulIOp::create(b, loc, kt, buildIndexConstant(b, loc, bk));
     auto step = [&](OpBuilder &sb, Location sloc) -> SmallVector<Value> {
       MLIRContext *ctx = sb.getContext();
       Value kTTile = keyTileT(sb, sloc, kt);
@@ -348,7 +353,8 @@ private:
     };
     if (!blockMask)
       return step(b, loc);
-    Value qt = arith::DivUIOp::create(b, loc, q0, index(b, loc, bq));
+    Value qt =
+        arith::DivUIOp::create(b, loc, q0, buildIndexConstant(b, loc, bq));
     Value visit = isNonZero(
         b, loc,
         tensor::ExtractOp::create(b, loc, blockMask, ValueRange{qt, kt}));
@@ -391,7 +397,7 @@ private:
     Value biasElem;
     if (bias) {
       ArrayRef<int64_t> s = getShape(bias);
-      Value zero = index(b, loc, 0);
+      Value zero = buildIndexConstant(b, loc, 0);
       biasElem = tensor::ExtractOp::create(
           b, loc, bias,
           ValueRange{s[0] == 1 ? zero : bIdx, s[1] == 1 ? zero : hIdx,
@@ -404,7 +410,8 @@ private:
     SmallVector<Value> extra;
     if (lk % bk != 0)
       extra.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                            pos.j, index(b, loc, lk)));
+                                            pos.j,
+                                            buildIndexConstant(b, loc, lk)));
     if (graphMask)
       extra.push_back(
           isNonZero(b, loc,
