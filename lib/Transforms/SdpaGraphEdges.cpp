@@ -24,9 +24,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-/// f32 lanes of one AVX-512 register.
-static constexpr int64_t kLanes = 16;
-
 /// Pieces of the CSR compaction's parallel loop.
 static constexpr int64_t kCompactChunks = 8;
 
@@ -240,8 +237,8 @@ private:
   /// horizontal reduction each).
   Value dotProducts(OpBuilder &b, Location loc, ArrayRef<Value> keys) {
     SmallVector<Value> partial;
-    bool butterfly = e % kLanes == 0 && block == kLanes;
-    VectorType lanes = VectorType::get({kLanes}, f);
+    bool butterfly = e % kF32Lanes == 0 && block == kF32Lanes;
+    VectorType lanes = VectorType::get({kF32Lanes}, f);
     for (Value j : keys) {
       if (!butterfly) {
         Value kRow =
@@ -251,12 +248,12 @@ private:
       }
       // 16 lanes of the key row at a time, chained FMAs.
       Value sum;
-      for (int64_t c = 0; c < e; c += kLanes) {
+      for (int64_t c = 0; c < e; c += kF32Lanes) {
         Value kChunk = vector::TransferReadOp::create(
             b, loc, lanes, op.getKey(),
             ValueRange{bIdx, kvHead, j, buildIndexConstant(b, loc, c)},
             floatConst(b, loc, 0.0), ArrayRef<bool>{true});
-        Value qChunk = qChunks[c / kLanes];
+        Value qChunk = qChunks[c / kF32Lanes];
         sum = sum ? math::FmaOp::create(b, loc, qChunk, kChunk, sum).getResult()
                   : arith::MulFOp::create(b, loc, qChunk, kChunk).getResult();
       }
@@ -267,14 +264,14 @@ private:
     // Each vector holds `edges` entries of `width` partial sums; combining
     // two halves the width: lanes [low halves of x's and y's entries] +
     // [high halves].
-    for (int64_t width = kLanes; width > 1; width /= 2) {
-      int64_t edges = kLanes / width, half = width / 2;
+    for (int64_t width = kF32Lanes; width > 1; width /= 2) {
+      int64_t edges = kF32Lanes / width, half = width / 2;
       SmallVector<int64_t> lo, hi;
       for (int64_t v = 0; v < 2; ++v)
         for (int64_t k = 0; k < edges; ++k)
           for (int64_t l = 0; l < half; ++l) {
-            lo.push_back(v * kLanes + k * width + l);
-            hi.push_back(v * kLanes + k * width + half + l);
+            lo.push_back(v * kF32Lanes + k * width + l);
+            hi.push_back(v * kF32Lanes + k * width + half + l);
           }
       SmallVector<Value> next;
       for (size_t i = 0; i + 1 < partial.size(); i += 2) {
@@ -390,9 +387,9 @@ private:
         arith::DivUIOp::create(b, loc, hIdx, buildIndexConstant(b, loc, group));
     qRow = readRow(b, loc, qVec, op.getQuery(), ValueRange{bIdx, hIdx, row});
     qChunks.clear();
-    for (int64_t c = 0; c + kLanes <= e; c += kLanes)
+    for (int64_t c = 0; c + kF32Lanes <= e; c += kF32Lanes)
       qChunks.push_back(vector::ExtractStridedSliceOp::create(
-          b, loc, qRow, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{kLanes},
+          b, loc, qRow, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{kF32Lanes},
           ArrayRef<int64_t>{1}));
     begin = buildIndexCast(
         b, loc,

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
@@ -30,9 +31,6 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-
-/// f32 lanes of one AVX-512 register.
-constexpr int64_t kLanes = 16;
 
 /// Iterations below which an op is not worth a parallel region.
 constexpr int64_t kMinParallelWork = 1 << 18;
@@ -85,7 +83,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
         if (iters[d] == utils::IteratorType::parallel)
           parallelDims.push_back(d);
       unsigned cols = parallelDims.back();
-      sizes[cols] = vectorDivisorAtMost(ranges[cols], registerCols, kLanes);
+      sizes[cols] = vectorDivisorAtMost(ranges[cols], registerCols, kF32Lanes);
       if (parallelDims.size() > 1) {
         unsigned rows = parallelDims[parallelDims.size() - 2];
         sizes[rows] = divisorAtMost(ranges[rows], registerRows);
@@ -100,8 +98,8 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       unsigned n = perm.size();
       if (n >= 2 && perm[n - 1] == int64_t(n - 2) &&
           perm[n - 2] == int64_t(n - 1)) {
-        sizes[n - 2] = vectorDivisorAtMost(ranges[n - 2], kLanes, kLanes);
-        sizes[n - 1] = vectorDivisorAtMost(ranges[n - 1], kLanes, kLanes);
+        sizes[n - 2] = vectorDivisorAtMost(ranges[n - 2], kF32Lanes, kF32Lanes);
+        sizes[n - 1] = vectorDivisorAtMost(ranges[n - 1], kF32Lanes, kF32Lanes);
         return sizes;
       }
     }
@@ -113,7 +111,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       if (last > 0)
         sizes[last - 1] = 1;
     } else {
-      sizes[last] = vectorDivisorAtMost(ranges[last], vectorWidth, kLanes);
+      sizes[last] = vectorDivisorAtMost(ranges[last], vectorWidth, kF32Lanes);
     }
     return sizes;
   }
