@@ -1,8 +1,9 @@
 //===- Reference.h - naive C++ attention kernels (test oracle) --*- C++ -*-===//
 //
 // Plain loops, double-precision accumulation, written from the math in
-// DESIGN.md section 1 and independently of every MLIR lowering. Used only as
-// the oracle in tests and as a benchmark peer; never on the compiled path.
+// docs/Design.md ("The mathematics") and independently of every MLIR
+// lowering. Used only as the oracle in tests and as a benchmark peer; never
+// on the compiled path.
 //
 //===----------------------------------------------------------------------===//
 
