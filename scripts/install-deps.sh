@@ -15,6 +15,9 @@ PACKAGES=(
   libbenchmark-dev libopenblas-dev libhalide14-0-dev
   # Graphs: Boost.Graph (loading, CSR, reverse Cuthill-McKee).
   libboost-graph-dev
+  # The AVX2 code path on AVX-512 hosts, run as on a real AVX2 CPU
+  # (qemu-x86_64 -cpu Haswell; test/Integration/targets.test).
+  qemu-user
 )
 
 missing=()

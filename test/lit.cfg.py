@@ -40,3 +40,29 @@ tools = [
     ToolSubst("attn-compile", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
+
+# What this machine can run (never what a test expects it to be): tests of
+# code for a named x86 target run only where the host executes that target's
+# instructions; the AVX2 run under qemu-user needs an AVX-512 host (the one
+# class whose native JIT would not take the AVX2 path by itself).
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+_flags = _cpu_flags()
+if {"avx2", "fma", "f16c", "bmi2", "movbe"} <= _flags:
+    config.available_features.add("host-x86-64-v3")
+if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= _flags:
+    config.available_features.add("host-x86-64-v4")
+    if shutil.which("qemu-x86_64"):
+        config.available_features.add("qemu-avx2")
+
+# Tests never read a user's tuning cache (~/.cache/attn-mlir/tuning.json).
+config.environment["ATTN_TUNING_CACHE"] = os.path.join(
+    config.test_exec_root, "no-such-tuning-cache.json")

@@ -20,11 +20,16 @@ using namespace mlir;
 /// out-parameters when asked) and lowers loops to the LLVM dialect. With
 /// `threads` != 1, scf.forall loops become OpenMP parallel loops.
 static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
-                                       int64_t threads, bool vectorize) {
+                                       int64_t threads, bool vectorize,
+                                       int64_t registerRows = 0,
+                                       int64_t registerCols = 0) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (vectorize) {
-    pm.addNestedPass<func::FuncOp>(attn::createAttnVectorize());
+    attn::AttnVectorizeOptions tiles;
+    tiles.registerRows = registerRows;
+    tiles.registerCols = registerCols;
+    pm.addNestedPass<func::FuncOp>(attn::createAttnVectorize(tiles));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     // Accumulators of reduction loops: the tile's transfer_read/write pair on
@@ -96,8 +101,19 @@ static void addLinalgCleanup(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+/// The CPU target, chosen once and recorded on the module and its functions.
+template <typename Options>
+static void addSetTarget(OpPassManager &pm, const Options &options) {
+  attn::AttnSetTargetOptions target;
+  target.triple = options.targetTriple;
+  target.cpu = options.targetCpu;
+  target.features = options.targetFeatures;
+  pm.addPass(attn::createAttnSetTarget(target));
+}
+
 void mlir::attn::buildReferencePipeline(
     OpPassManager &pm, const ReferencePipelineOptions &options) {
+  addSetTarget(pm, options);
   pm.addPass(createAttnLowerToLinalg());
   if (options.linalgOnly)
     return addLinalgCleanup(pm);
@@ -107,6 +123,7 @@ void mlir::attn::buildReferencePipeline(
 
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
+  addSetTarget(pm, options);
   pm.addPass(createAttnDecomposeMha());
   AttnTileOptions tile;
   tile.blockQ = options.blockQ;
@@ -121,7 +138,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   if (options.linalgOnly)
     return addLinalgCleanup(pm);
   addBufferizeAndLowerToLLVM(pm, options.outParams, options.threads,
-                             options.vectorize);
+                             options.vectorize, options.registerRows,
+                             options.registerCols);
 }
 
 void mlir::attn::registerAttnPipelines() {

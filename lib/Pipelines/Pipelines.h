@@ -11,6 +11,21 @@ namespace mlir::attn {
 /// Options of the reference pipeline.
 struct ReferencePipelineOptions
     : public PassPipelineOptions<ReferencePipelineOptions> {
+  Option<std::string> targetTriple{
+      *this, "target-triple",
+      llvm::cl::desc("LLVM target triple (default: the host's)"),
+      llvm::cl::init("")};
+  Option<std::string> targetCpu{
+      *this, "target-cpu",
+      llvm::cl::desc("CPU to compile for, as llc's -mcpu (host: this "
+                     "machine's name and features); recorded on every "
+                     "function by attn-set-target"),
+      llvm::cl::init("host")};
+  Option<std::string> targetFeatures{
+      *this, "target-features",
+      llvm::cl::desc("Comma-separated +feature / -feature list, as llc's "
+                     "-mattr"),
+      llvm::cl::init("")};
   Option<bool> outParams{
       *this, "out-params",
       llvm::cl::desc("Turn memref results of every function into trailing "
@@ -30,12 +45,24 @@ void buildReferencePipeline(OpPassManager &pm,
 
 /// Options of the CPU pipeline.
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
-  Option<int64_t> blockQ{*this, "block-q",
-                         llvm::cl::desc("Query rows per tile (attn-tile)"),
-                         llvm::cl::init(64)};
-  Option<int64_t> blockK{*this, "block-k",
-                         llvm::cl::desc("Key rows per tile (attn-tile)"),
-                         llvm::cl::init(64)};
+  Option<int64_t> blockQ{
+      *this, "block-q",
+      llvm::cl::desc("Query rows per tile (attn-tile; 0: from the target)"),
+      llvm::cl::init(0)};
+  Option<int64_t> blockK{
+      *this, "block-k",
+      llvm::cl::desc("Key rows per tile (attn-tile; 0: from the target)"),
+      llvm::cl::init(0)};
+  Option<int64_t> registerRows{
+      *this, "register-rows",
+      llvm::cl::desc("Rows of a contraction's register tile (attn-vectorize; "
+                     "0: from the target)"),
+      llvm::cl::init(0)};
+  Option<int64_t> registerCols{
+      *this, "register-cols",
+      llvm::cl::desc("Columns of a contraction's register tile "
+                     "(attn-vectorize; 0: from the target)"),
+      llvm::cl::init(0)};
   Option<double> graphEdgeDensity{
       *this, "graph-edge-density",
       llvm::cl::desc("Graph-masked sdpa with at most this fraction of the "
@@ -57,6 +84,21 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Register-tile and vectorize the tile computations "
                      "(attn-vectorize, attn-lower-vectors)"),
       llvm::cl::init(true)};
+  Option<std::string> targetTriple{
+      *this, "target-triple",
+      llvm::cl::desc("LLVM target triple (default: the host's)"),
+      llvm::cl::init("")};
+  Option<std::string> targetCpu{
+      *this, "target-cpu",
+      llvm::cl::desc("CPU to compile for, as llc's -mcpu (host: this "
+                     "machine's name and features); recorded on every "
+                     "function by attn-set-target"),
+      llvm::cl::init("host")};
+  Option<std::string> targetFeatures{
+      *this, "target-features",
+      llvm::cl::desc("Comma-separated +feature / -feature list, as llc's "
+                     "-mattr"),
+      llvm::cl::init("")};
   Option<bool> outParams{
       *this, "out-params",
       llvm::cl::desc("Turn memref results of every function into trailing "

@@ -4,6 +4,7 @@
 
 #include "dialect/AttnDialect.h"
 #include "lib/Pipelines/Pipelines.h"
+#include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -122,6 +123,11 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
   }
 
   auto t0 = std::chrono::steady_clock::now();
+  llvm::Expected<CpuTarget> target =
+      CpuTarget::get("", options.targetCpu, options.targetFeatures);
+  if (!target)
+    return target.takeError();
+  setCpuTarget(module, *target);
   auto pm = PassManager::on<ModuleOp>(ctx);
   std::string pipelineErrors;
   llvm::raw_string_ostream pipelineErrorStream(pipelineErrors);
@@ -135,6 +141,13 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
                              [&] { return pm.run(module); }))
     return std::move(err);
   jit->times.lowering = secondsSince(t0);
+  // The JIT runs the code here: a target this machine cannot run (named by
+  // --target-cpu / target_cpu) is an error, not a SIGILL.
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    if (!func.isExternal())
+      if (llvm::Error err = getCpuTarget(func).checkRunsOnHost())
+        return createStringError("@%s: %s", func.getName().str().c_str(),
+                                 llvm::toString(std::move(err)).c_str());
 
   t0 = std::chrono::steady_clock::now();
   auto transformer =

@@ -49,6 +49,11 @@ struct JitOptions {
   /// Shared libraries the compiled code may call: MLIR's C runner utilities
   /// (memrefCopy) and the OpenMP runtime of the parallel tile loop.
   std::vector<std::string> sharedLibs = defaultSharedLibs();
+  /// The CPU target recorded on functions that carry none (attn-set-target):
+  /// an LLVM CPU name (`host`: this machine) and +/- features. It must run
+  /// on this machine.
+  std::string targetCpu = "host";
+  std::string targetFeatures;
   /// Called on the pass manager before it runs (IR printing, timing).
   std::function<void(PassManager &)> configurePassManager;
 

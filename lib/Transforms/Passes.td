@@ -153,25 +153,74 @@ def AttnTile : Pass<"attn-tile"> {
     multiple of the block (Q rows and K/V rows); padded keys are masked on the
     last key tile and padded query rows are sliced off, so every tile has a
     static shape. Block sizes larger than the sequence are clamped to it.
+
+    Block sizes come from the function's CPU target (`attn-set-target`; the
+    host when none is recorded) unless given: `block-k` = 64 (a key tile of
+    `E x 64` floats and the `block-q x 64` score tile stay in L1/L2 at
+    E <= 128), `block-q` a multiple of the register tile's rows of
+    `attn-vectorize` near 64: 64 on AVX-512 and NEON (8-row tiles), 48 on
+    AVX2 (6-row tiles; 64 would give 4-row tiles, 8 accumulators for two
+    4-cycle FMA pipes).
   }];
   let options = [
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
-           "Query rows per tile (the parallel dimension)">,
-    Option<"blockK", "block-k", "int64_t", /*default=*/"64",
-           "Key rows per tile (the online-softmax step)">,
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
+           "Query rows per tile (the parallel dimension; 0: from the target)">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"0",
+           "Key rows per tile (the online-softmax step; 0: from the target)">,
     Option<"graphEdgeDensity", "graph-edge-density", "double",
            /*default=*/"0.2",
            "Graph masks whose CSR holds at most this fraction of the Lq x Lk "
            "pairs take the edge-list lowering, denser ones block-mask tiles "
            "(0: always tiles, 1: always edges)">,
-    Option<"edgeBlock", "edge-block", "int64_t", /*default=*/"16",
-           "CSR entries per online-softmax step of the edge-list lowering">
+    Option<"edgeBlock", "edge-block", "int64_t", /*default=*/"0",
+           "CSR entries per online-softmax step of the edge-list lowering "
+           "(0: the target's f32 lanes)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
   ];
+}
+
+def AttnSetTarget : Pass<"attn-set-target", "::mlir::ModuleOp"> {
+  let summary = "Choose the CPU target once and record it in the IR";
+  let description = [{
+    Resolves a CPU target (the host by default, or a triple, CPU name and
+    feature list as llc's `-mtriple`, `-mcpu` and `-mattr`) and records it:
+    `llvm.target_triple` on the module (unless it has one),
+    `target_cpu` and `target_features` (the features that differ from the
+    CPU name's own set) on every `func.func` that does not carry a
+    `target_cpu` yet: a target chosen in the IR or by a tool
+    (`attn-run --target-cpu`, `attn-compile --target-cpu`) wins. The attributes reach
+    the LLVM functions, so the JIT, `--emit=asm|obj` and the C header agree,
+    and every CPU lowering reads its vector width, register count and cache
+    sizes from them (`attn-vectorize`'s register tiles, `attn-tile`'s block
+    sizes, the transpose blocks of `attn-lower-vectors`): AVX-512 gives
+    16 f32 lanes and 32 registers, AVX2 8 and 16, NEON 4 and 32. A pass that
+    finds no target uses the host.
+
+    ```mlir
+    // attn-opt --attn-set-target="cpu=x86-64-v3"
+    module attributes {llvm.target_triple = "x86_64-unknown-linux-gnu"} {
+      func.func @f(...) attributes {target_cpu = "x86-64-v3"} { ... }
+    }
+    ```
+
+    `cpu=host` on a machine whose CPU name implies features it lacks (a VM
+    with AVX-512 masked off) records the difference, e.g.
+    `#llvm.target_features<["-avx512f", ...]>`. Unknown triples, CPU names
+    and features are errors.
+  }];
+  let options = [
+    Option<"triple", "triple", "std::string", /*default=*/"\"\"",
+           "LLVM target triple (default: the host's)">,
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
+           "LLVM CPU name (host: this machine's name and features)">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "Comma-separated +feature / -feature list added to the CPU's">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
@@ -188,14 +237,15 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       registers across the reduction loop by `attn-lower-vectors`;
     - elementwise ops and row reductions: one row at a time, the last
       dimension up to `vector-width` elements;
-    - transposes of the two innermost dimensions (`K^T`): 16 x 16 blocks;
+    - transposes of the two innermost dimensions (`K^T`): blocks of one
+      register's lanes squared (16 x 16 on AVX-512, 8 x 8 on AVX2);
     - a `linalg.fill` that only initialises a contraction's accumulator (a
       linear layer, GAT's projection) is fused into the contraction's tiles
       (tile-and-fuse along the parallel dimensions): each register tile
       starts from the fill value instead of reading back an output that a
       separate pass zeroed;
     - tile sizes divide the dimensions, so every vector is static: the
-      largest divisor not above the target that is a whole number of 16-lane
+      largest divisor not above the target that is a whole number of
       registers, else a power of two, else any divisor; an op that does not
       vectorize (e.g. an unsupported gather) stays scalar;
     - large ops outside any `scf.forall` (at least 2^18 iterations: a model's
@@ -205,16 +255,24 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       `parallel-chunks` static pieces of an `scf.forall`, which the pipeline
       runs on its threads (or as a plain loop with `threads=1`).
 
-    Example (a 64 x 64 x 64 `Q K^T` tile with the defaults): three `scf.for`
+    The register tile comes from the function's CPU target (`attn-set-target`;
+    the host when none is recorded) unless given: two vector registers wide
+    (`cols = 2 x lanes`) and as many rows as leave registers for the two
+    right-hand-side vectors and one broadcast (`2 rows + 3 <= registers`,
+    at most 8): AVX-512 8 x 32 (16 zmm accumulators), AVX2 6 x 16 (12 ymm,
+    BLIS's Haswell kernel shape), NEON 8 x 8. A tile sized for 32 registers
+    spills on a 16-register ISA.
+
+    Example (a 64 x 64 x 64 `Q K^T` tile for AVX-512): three `scf.for`
     loops (rows step 8, columns step 32, reduction step 1) around a
     `vector.contract` of `vector<8x1xf32>` and `vector<1x32xf32>` into
     `vector<8x32xf32>`.
   }];
   let options = [
-    Option<"registerRows", "register-rows", "int64_t", /*default=*/"8",
-           "Rows of a contraction's register tile">,
-    Option<"registerCols", "register-cols", "int64_t", /*default=*/"32",
-           "Columns of a contraction's register tile">,
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"0",
+           "Rows of a contraction's register tile (0: from the target)">,
+    Option<"registerCols", "register-cols", "int64_t", /*default=*/"0",
+           "Columns of a contraction's register tile (0: from the target)">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"64",
            "Elements per vector of elementwise ops and reductions">,
     Option<"parallelChunks", "parallel-chunks", "int64_t", /*default=*/"8",
@@ -235,7 +293,7 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     across reduction loops), replaces `math.exp`/`math.log`/`math.erf`/`math.tanh` with
     polynomial approximations (vectorized, no libm calls; -inf inputs give
     exact 0), and lowers multi-reductions, broadcasts, shape casts,
-    transposes (16 x 16 blocks as AVX-512 shuffles) and permuted transfers to
+    transposes (16 x 16 blocks as in-register shuffles on AVX-512) and permuted transfers to
     forms `convert-vector-to-llvm` handles. Float sum reductions get
     `fastmath<reassoc>` (a tree instead of one dependent add per lane) and
     `maxnumf` reductions `fastmath<nnan>`: only the online softmax's row max

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Transforms/SdpaGraphEdges.h"
+
+#include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/SdpaScore.h"
 
@@ -41,7 +43,8 @@ namespace {
 class SdpaEdgeLowering {
 public:
   SdpaEdgeLowering(SdpaOp op, int64_t edgeBlock)
-      : op(op), emitter(op), block(edgeBlock) {
+      : op(op), emitter(op), lanes(getCpuTarget(op).f32Lanes()),
+        block(edgeBlock > 0 ? edgeBlock : lanes) {
     ArrayRef<int64_t> q = getShape(op.getQuery()), v = getShape(op.getValue());
     batch = q[0];
     heads = q[1];
@@ -231,14 +234,15 @@ private:
   }
 
   /// q . k for the block's keys, as one vector<block>. With E a multiple of
-  /// 16 and 16-entry blocks, each product is first summed to 16 lanes and
-  /// the 16 partial vectors are reduced together by a butterfly (pairs of
+  /// the target's f32 lanes and blocks of that many entries (16 on AVX-512,
+  /// 8 on AVX2), each product is first summed to one register's lanes and
+  /// the partial vectors are reduced together by a butterfly (pairs of
   /// half-vector shuffles and adds: ~3 instructions per entry instead of a
   /// horizontal reduction each).
   Value dotProducts(OpBuilder &b, Location loc, ArrayRef<Value> keys) {
     SmallVector<Value> partial;
-    bool butterfly = e % kF32Lanes == 0 && block == kF32Lanes;
-    VectorType lanes = VectorType::get({kF32Lanes}, f);
+    bool butterfly = e % lanes == 0 && block == lanes;
+    VectorType laneVec = VectorType::get({lanes}, f);
     for (Value j : keys) {
       if (!butterfly) {
         Value kRow =
@@ -246,14 +250,14 @@ private:
         partial.push_back(dot(b, loc, qRow, kRow));
         continue;
       }
-      // 16 lanes of the key row at a time, chained FMAs.
+      // One register of the key row at a time, chained FMAs.
       Value sum;
-      for (int64_t c = 0; c < e; c += kF32Lanes) {
+      for (int64_t c = 0; c < e; c += lanes) {
         Value kChunk = vector::TransferReadOp::create(
-            b, loc, lanes, op.getKey(),
+            b, loc, laneVec, op.getKey(),
             ValueRange{bIdx, kvHead, j, buildIndexConstant(b, loc, c)},
             floatConst(b, loc, 0.0), ArrayRef<bool>{true});
-        Value qChunk = qChunks[c / kF32Lanes];
+        Value qChunk = qChunks[c / lanes];
         sum = sum ? math::FmaOp::create(b, loc, qChunk, kChunk, sum).getResult()
                   : arith::MulFOp::create(b, loc, qChunk, kChunk).getResult();
       }
@@ -264,14 +268,14 @@ private:
     // Each vector holds `edges` entries of `width` partial sums; combining
     // two halves the width: lanes [low halves of x's and y's entries] +
     // [high halves].
-    for (int64_t width = kF32Lanes; width > 1; width /= 2) {
-      int64_t edges = kF32Lanes / width, half = width / 2;
+    for (int64_t width = lanes; width > 1; width /= 2) {
+      int64_t edges = lanes / width, half = width / 2;
       SmallVector<int64_t> lo, hi;
       for (int64_t v = 0; v < 2; ++v)
         for (int64_t k = 0; k < edges; ++k)
           for (int64_t l = 0; l < half; ++l) {
-            lo.push_back(v * kF32Lanes + k * width + l);
-            hi.push_back(v * kF32Lanes + k * width + half + l);
+            lo.push_back(v * lanes + k * width + l);
+            hi.push_back(v * lanes + k * width + half + l);
           }
       SmallVector<Value> next;
       for (size_t i = 0; i + 1 < partial.size(); i += 2) {
@@ -387,9 +391,9 @@ private:
         arith::DivUIOp::create(b, loc, hIdx, buildIndexConstant(b, loc, group));
     qRow = readRow(b, loc, qVec, op.getQuery(), ValueRange{bIdx, hIdx, row});
     qChunks.clear();
-    for (int64_t c = 0; c + kF32Lanes <= e; c += kF32Lanes)
+    for (int64_t c = 0; c + lanes <= e; c += lanes)
       qChunks.push_back(vector::ExtractStridedSliceOp::create(
-          b, loc, qRow, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{kF32Lanes},
+          b, loc, qRow, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{lanes},
           ArrayRef<int64_t>{1}));
     begin = buildIndexCast(
         b, loc,
@@ -456,6 +460,8 @@ private:
 
   SdpaOp op;
   SdpaScoreEmitter emitter;
+  /// f32 lanes of the target's vector registers.
+  int64_t lanes;
   int64_t block, batch, heads, lq, lk, e, ev, group, nnz;
   Type f;
   VectorType qVec, vVec, blockVec;
@@ -463,7 +469,7 @@ private:
       counts; // the compacted CSR (row i: cols[row_ptr[i]..] x counts[i])
   // Per query row (inside the parallel loop).
   Value bIdx, hIdx, row, kvHead, qRow, begin, end;
-  SmallVector<Value> qChunks; // qRow, 16 lanes at a time
+  SmallVector<Value> qChunks; // qRow, one register at a time
 };
 
 } // namespace

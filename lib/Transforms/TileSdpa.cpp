@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnOps.h"
+#include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
 #include "lib/Transforms/SdpaGraphEdges.h"
@@ -430,6 +431,13 @@ private:
   Value bIdx, hIdx, q0, kvHead, qTile, shawTile;
 };
 
+/// Query and key rows per tile for `target` (see the pass description): 64
+/// keys; queries a multiple of attn-vectorize's register-tile rows near 64.
+std::pair<int64_t, int64_t> defaultBlocks(const CpuTarget &target) {
+  int64_t rows = target.registerTileRows();
+  return {std::max<int64_t>(rows, 64 / rows * rows), 64};
+}
+
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
            double graphEdgeDensity, int64_t edgeBlock)
@@ -449,7 +457,9 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
       rewriter.replaceOp(op, buildGraphEdgeAttention(rewriter, op, edgeBlock));
       return success();
     }
-    SdpaTiler tiler(op, blockQ, blockK);
+    auto [targetQ, targetK] = defaultBlocks(getCpuTarget(op));
+    SdpaTiler tiler(op, blockQ > 0 ? blockQ : targetQ,
+                    blockK > 0 ? blockK : targetK);
     rewriter.replaceOp(op, tiler.build(rewriter));
     return success();
   }
@@ -463,15 +473,17 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
   using AttnTileBase::AttnTileBase;
 
   void runOnOperation() override {
-    if (blockQ < 1 || blockK < 1) {
+    if (blockQ < 0 || blockK < 0) {
       getOperation()->emitError()
-          << "attn-tile: block-q and block-k must be >= 1, got "
+          << "attn-tile: block-q and block-k must be >= 1 (0: from the "
+             "target), got "
           << static_cast<int64_t>(blockQ) << " and "
           << static_cast<int64_t>(blockK);
       return signalPassFailure();
     }
-    if (edgeBlock < 1) {
-      getOperation()->emitError() << "attn-tile: edge-block must be >= 1, got "
+    if (edgeBlock < 0) {
+      getOperation()->emitError() << "attn-tile: edge-block must be >= 1 (0: "
+                                     "the target's f32 lanes), got "
                                   << static_cast<int64_t>(edgeBlock);
       return signalPassFailure();
     }

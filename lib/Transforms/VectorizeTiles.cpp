@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
 
@@ -71,8 +72,14 @@ bool isContraction(linalg::LinalgOp op) {
 struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   using AttnVectorizeBase::AttnVectorizeBase;
 
-  /// Tile sizes per loop of `op` (0 = not tiled).
+  /// Tile sizes per loop of `op` (0 = not tiled), for its function's target.
   SmallVector<int64_t> tileSizes(linalg::LinalgOp op) {
+    const CpuTarget &target = getCpuTarget(op);
+    int64_t lanes = target.f32Lanes();
+    int64_t tileRows =
+        registerRows > 0 ? registerRows : target.registerTileRows();
+    int64_t tileCols =
+        registerCols > 0 ? registerCols : target.registerTileCols();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
     SmallVector<int64_t> sizes(ranges.size(), 1);
@@ -83,14 +90,14 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
         if (iters[d] == utils::IteratorType::parallel)
           parallelDims.push_back(d);
       unsigned cols = parallelDims.back();
-      sizes[cols] = vectorDivisorAtMost(ranges[cols], registerCols, kF32Lanes);
+      sizes[cols] = vectorDivisorAtMost(ranges[cols], tileCols, lanes);
       if (parallelDims.size() > 1) {
         unsigned rows = parallelDims[parallelDims.size() - 2];
-        sizes[rows] = divisorAtMost(ranges[rows], registerRows);
+        sizes[rows] = divisorAtMost(ranges[rows], tileRows);
       }
       return sizes;
     }
-    // Transposes of the two innermost dims: 16 x 16 blocks, which
+    // Transposes of the two innermost dims: blocks of lanes x lanes, which
     // attn-lower-vectors turns into in-register shuffles (a row-at-a-time
     // transpose reads one element per lane).
     if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
@@ -98,8 +105,8 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       unsigned n = perm.size();
       if (n >= 2 && perm[n - 1] == int64_t(n - 2) &&
           perm[n - 2] == int64_t(n - 1)) {
-        sizes[n - 2] = vectorDivisorAtMost(ranges[n - 2], kF32Lanes, kF32Lanes);
-        sizes[n - 1] = vectorDivisorAtMost(ranges[n - 1], kF32Lanes, kF32Lanes);
+        sizes[n - 2] = vectorDivisorAtMost(ranges[n - 2], lanes, lanes);
+        sizes[n - 1] = vectorDivisorAtMost(ranges[n - 1], lanes, lanes);
         return sizes;
       }
     }
@@ -111,7 +118,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       if (last > 0)
         sizes[last - 1] = 1;
     } else {
-      sizes[last] = vectorDivisorAtMost(ranges[last], vectorWidth, kF32Lanes);
+      sizes[last] = vectorDivisorAtMost(ranges[last], vectorWidth, lanes);
     }
     return sizes;
   }
@@ -383,8 +390,14 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
         patterns, vector::VectorMultiReductionLowering::InnerReduction);
     vector::populateVectorBroadcastLoweringPatterns(patterns);
     vector::populateVectorShapeCastLoweringPatterns(patterns);
+    // Transposes of lanes x lanes blocks: the 16 x 16 in-register shuffle
+    // sequence on AVX-512, one flat shuffle otherwise (K^T is transposed
+    // once per call: O(L E) against the O(L^2 E) of the tiles).
+    const CpuTarget &target = getCpuTarget(func);
     vector::populateVectorTransposeLoweringPatterns(
-        patterns, vector::VectorTransposeLowering::Shuffle16x16);
+        patterns, target.f32Lanes() == 16
+                      ? vector::VectorTransposeLowering::Shuffle16x16
+                      : vector::VectorTransposeLowering::Shuffle1D);
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorMaskOpLoweringPatterns(patterns);

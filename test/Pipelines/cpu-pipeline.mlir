@@ -2,6 +2,15 @@
 // RUN: attn-opt %s --attn-cpu-pipeline="vectorize=false" | FileCheck %s --check-prefix=SCALAR
 // RUN: attn-opt %s --attn-cpu-pipeline="threads=2 block-q=4 block-k=4" | FileCheck %s --check-prefix=OMP
 // RUN: attn-opt %s --attn-cpu-pipeline="linalg-only=true" | FileCheck %s --check-prefix=LINALG
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v3" | FileCheck %s --check-prefix=TARGET
+// RUN: attn-opt %s --attn-cpu-pipeline="target-triple=aarch64-unknown-linux-gnu target-cpu=neoverse-n1" | FileCheck %s --check-prefix=ARM
+
+// The target is chosen once (attn-set-target, the host by default) and
+// reaches every LLVM function.
+// TARGET: llvm.target_triple = "x86_64-
+// TARGET: llvm.func @sdpa({{.*}}) attributes {{{.*}}target_cpu = "x86-64-v3"
+// ARM: llvm.target_triple = "aarch64-unknown-linux-gnu"
+// ARM: llvm.func @sdpa({{.*}}) attributes {{{.*}}target_cpu = "neoverse-n1"
 
 // With linalg-only the pipeline stops after the attn lowerings: tiled loops
 // and linalg on tensors, no attn op, nothing bufferized or vectorized yet.
@@ -11,7 +20,7 @@
 // LINALG-NOT: memref.
 // LINALG: scf.forall
 // LINALG: linalg.generic
-// LINALG-NOT: llvm.
+// LINALG-NOT: llvm.func
 
 // The CPU pipeline takes attn IR (sdpa tiled, mha decomposed and tiled, gat
 // through the reference lowering) to the LLVM dialect. Vectorized by default:

@@ -1,6 +1,6 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="block-q=4 block-k=4" --mlir-print-local-scope | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-tile="block-q=2 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=BLOCKS
-// RUN: attn-opt %s --split-input-file --attn-tile="block-q=4 block-k=4 graph-edge-density=0" --mlir-print-local-scope | FileCheck %s --check-prefix=TILES
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=4 block-k=4" --mlir-print-local-scope | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=2 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=BLOCKS
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=4 block-k=4 graph-edge-density=0" --mlir-print-local-scope | FileCheck %s --check-prefix=TILES
 
 // Causal + padding, Lq = Lk = 10 with 4 x 4 tiles: Q, K, V padded to 12 rows;
 // a parallel loop over (b, h, query tile); the key-tile loop ends at the

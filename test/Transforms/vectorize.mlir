@@ -1,6 +1,19 @@
-// RUN: attn-opt %s --split-input-file --attn-vectorize="parallel-chunks=1" | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-vectorize="register-rows=4 register-cols=16 vector-width=16 parallel-chunks=1" | FileCheck %s --check-prefix=SMALL
-// RUN: attn-opt %s --split-input-file --attn-vectorize | FileCheck %s --check-prefix=SPLIT
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="parallel-chunks=1" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="register-rows=4 register-cols=16 vector-width=16 parallel-chunks=1" | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize | FileCheck %s --check-prefix=SPLIT
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v3" --attn-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --split-input-file --attn-set-target="triple=aarch64-unknown-linux-gnu cpu=neoverse-n1" --attn-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=NEON
+
+// The register tiles come from the function's target (attn-set-target):
+// AVX-512 (x86-64-v4: 16 lanes, 32 registers) 8 x 32, AVX2 (x86-64-v3: 8
+// lanes, 16 registers) 6 x 16 (here 4 x 16: 6 does not divide 64), NEON
+// 8 x 8.
+// AVX2-LABEL: func @contraction
+// AVX2: vector.contract {{.*}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+// AVX2-LABEL: func @contraction48
+// AVX2: vector.contract {{.*}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+// NEON-LABEL: func @contraction
+// NEON: vector.contract {{.*}} : vector<8x1xf32>, vector<1x8xf32> into vector<8x8xf32>
 
 // By default an op of at least 2^18 iterations outside parallel loops is
 // first split along its first loop into 8 static pieces of an scf.forall (the
@@ -36,6 +49,20 @@ func.func @contraction(%q: tensor<64x64xf32>, %kt: tensor<64x64xf32>, %init: ten
     linalg.yield %s : f32
   } -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
+}
+
+// CHECK-LABEL: func @contraction48
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+func.func @contraction48(%q: tensor<48x64xf32>, %kt: tensor<64x64xf32>, %init: tensor<48x64xf32>) -> tensor<48x64xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(i, j, e) -> (i, e)>, affine_map<(i, j, e) -> (e, j)>, affine_map<(i, j, e) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %kt : tensor<48x64xf32>, tensor<64x64xf32>) outs(%init : tensor<48x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<48x64xf32>
+  return %0 : tensor<48x64xf32>
 }
 
 // -----
@@ -74,9 +101,12 @@ func.func @softmax_pieces(%s: tensor<40x48xf32>, %max: tensor<40xf32>) -> (tenso
 
 // -----
 
-// A transpose of the two innermost dims goes in 16 x 16 blocks (the read is
-// permuted; attn-lower-vectors lowers the block with in-register shuffles).
+// A transpose of the two innermost dims goes in blocks of lanes x lanes, 16 x
+// 16 on AVX-512, 8 x 8 on AVX2 (the read is permuted; attn-lower-vectors
+// lowers the block with in-register shuffles).
 
+// AVX2-LABEL: func @transpose_blocks
+// AVX2: vector.transpose %{{.+}}, [0, 2, 1] : vector<1x8x8xf32> to vector<1x8x8xf32>
 // CHECK-LABEL: func @transpose_blocks
 // CHECK: scf.for %{{.+}} = %c0 to %c2 step %c1
 // CHECK:   scf.for %{{.+}} = %c0 to %c32 step %c16

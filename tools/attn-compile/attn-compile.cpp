@@ -14,7 +14,9 @@
 #include "lib/Models/Model.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Tensor.h"
+#include "lib/Runtime/Tuner.h"
 #include "lib/Runtime/Weights.h"
+#include "lib/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -114,10 +116,40 @@ static cl::opt<std::string>
                  cl::desc("attn-cpu-pipeline (fused, tiled, vectorized) or "
                           "attn-reference-pipeline (the reference lowering)"),
                  cl::init("attn-cpu-pipeline"), cl::cat(category));
-static cl::opt<int64_t> blockQ("block-q", cl::desc("Query rows per tile"),
-                               cl::init(64), cl::cat(category));
-static cl::opt<int64_t> blockK("block-k", cl::desc("Key rows per tile"),
-                               cl::init(64), cl::cat(category));
+static cl::opt<int64_t> blockQ("block-q",
+                               cl::desc("Query rows per tile (0: from the "
+                                        "target)"),
+                               cl::init(0), cl::cat(category));
+static cl::opt<int64_t> blockK("block-k",
+                               cl::desc("Key rows per tile (0: from the "
+                                        "target)"),
+                               cl::init(0), cl::cat(category));
+static cl::opt<bool>
+    tune("tune",
+         cl::desc("Sweep block-q / block-k / register tiles for this model, "
+                  "target and --num-threads on this machine and store the "
+                  "fastest in the tuning cache (used when no tile option is "
+                  "given)"),
+         cl::cat(category));
+static cl::opt<std::string>
+    tuningCache("tuning-cache",
+                cl::desc("Tuning cache file (default: $ATTN_TUNING_CACHE or "
+                         "~/.cache/attn-mlir/tuning.json)"),
+                cl::value_desc("FILE.json"), cl::cat(category));
+static cl::opt<std::string>
+    targetTriple("target-triple",
+                 cl::desc("LLVM target triple of --emit=asm|obj (default: "
+                          "the host's), e.g. aarch64-linux-gnu"),
+                 cl::cat(category));
+static cl::opt<std::string>
+    targetCpu("target-cpu",
+              cl::desc("CPU to compile for, as llc's -mcpu (default: this "
+                       "machine); --run needs one this machine runs"),
+              cl::init("host"), cl::cat(category));
+static cl::opt<std::string>
+    targetFeatures("target-features",
+                   cl::desc("+feature / -feature list, as llc's -mattr"),
+                   cl::cat(category));
 static cl::opt<int64_t> gatEdgeBlock("gat-edge-block",
                                      cl::desc("In-edges per GAT online-softmax "
                                               "step"),
@@ -164,16 +196,27 @@ static double secondsSince(std::chrono::steady_clock::time_point t0) {
 
 /// The textual pipeline that lowers the model to the LLVM dialect, or with
 /// `linalgOnly` only through the attn lowerings (--emit=linalg).
+/// Tile options of the CPU pipeline: --block-q / --block-k, else a tuning
+/// cache entry for this model, target and thread count, else the target's
+/// heuristic (zeros); `tilesFrom` says which.
+static TileChoice tiles;
+static std::string tilesFrom = "the target's heuristic";
+
 static std::string pipelineText(bool linalgOnly = false) {
   if (pipelineName == "attn-reference-pipeline")
     return linalgOnly ? "attn-reference-pipeline{linalg-only=true}"
                       : "attn-reference-pipeline";
-  return llvm::formatv("attn-cpu-pipeline{{block-q={0} block-k={1} "
-                       "gat-edge-block={2} threads={3} vectorize={4}{5}}",
-                       blockQ, blockK, gatEdgeBlock, threads,
+  return llvm::formatv("attn-cpu-pipeline{{{0} "
+                       "gat-edge-block={1} threads={2} vectorize={3}{4}}",
+                       tiles.pipelineOptions(), gatEdgeBlock, threads,
                        vectorize ? "true" : "false",
                        linalgOnly ? " linalg-only=true" : "")
       .str();
+}
+
+static std::string cachePath() {
+  return tuningCache.empty() ? TuningCache::defaultPath()
+                             : std::string(tuningCache);
 }
 
 /// Runs `pipeline` on `module` with the command line's pass-manager options
@@ -370,6 +413,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
 
   JitOptions options;
   options.pipeline = pipelineText();
+  options.targetCpu = targetCpu;
+  options.targetFeatures = targetFeatures;
   options.configurePassManager = [](PassManager &pm) {
     (void)applyPassManagerCLOptions(pm);
     applyDefaultTimingPassManagerCLOptions(pm);
@@ -454,8 +499,11 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   for (const std::string &line : model.notes())
     llvm::outs() << "  " << line << "\n";
   llvm::outs() << llvm::format("  build IR  %8.3f s\n", buildSeconds);
+  const CpuTarget &target = getCpuTarget(module.getOperation());
   llvm::outs() << llvm::format("  passes    %8.3f s  (%s)\n", times.lowering,
                                options.pipeline.c_str());
+  llvm::outs() << "  target    " << target.cpu << " (" << target.isaName()
+               << "), tiles from " << tilesFrom << "\n";
   llvm::outs() << llvm::format("  JIT       %8.3f s\n", times.translation);
   llvm::outs() << llvm::format(
       "  run       %8.3f s  %lld %s in %lld call(s) of %lld, %u worker(s): "
@@ -560,19 +608,16 @@ static void writeHeader(const Model &model, bool needsRunnerUtils,
   os << "};\n\n#endif /* ATTN_MODEL_H */\n";
 }
 
-/// LLVM IR, assembly or an object for the host CPU from the LLVM dialect.
+/// LLVM IR, assembly or an object for the module's CPU target from the LLVM
+/// dialect.
 static int emitMachineCode(ModuleOp module, const Model &model) {
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder)
-    return fail(builder.takeError());
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  builder->setRelocationModel(llvm::Reloc::PIC_);
-  auto machine = builder->createTargetMachine();
+  auto machine = getCpuTarget(module.getOperation())
+                     .createTargetMachine(/*pic=*/true);
   if (!machine)
     return fail(machine.takeError());
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
@@ -594,7 +639,7 @@ static int emitMachineCode(ModuleOp module, const Model &model) {
                                       emit == Emit::obj
                                           ? llvm::CodeGenFileType::ObjectFile
                                           : llvm::CodeGenFileType::AssemblyFile))
-    return fail("the host target cannot emit this file type");
+    return fail("the target cannot emit this file type");
   codegen.run(*llvmModule);
   out->keep();
   if (emit == Emit::obj) {
@@ -613,6 +658,65 @@ static int emitMachineCode(ModuleOp module, const Model &model) {
                 header->os());
     header->keep();
   }
+  return 0;
+}
+
+/// --tune: every tile candidate of the target compiled and timed on one
+/// batch of the model's inputs; the fastest goes into the tuning cache.
+static int tuneModel(const Model &model, ModuleOp module,
+                     const CpuTarget &target) {
+  llvm::Expected<HostTensor> weights = loadWeights(model);
+  if (!weights)
+    return fail(weights.takeError());
+  std::vector<HostTensor> inputs;
+  int64_t items = 0;
+  if (llvm::Error err = collectInputs(model, inputs, items))
+    return fail(std::move(err));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (llvm::Error err = model.validateInput(i, inputs[i]))
+      return fail(std::move(err));
+  model.prepareInputs(inputs);
+  std::vector<HostTensor> batchInputs;
+  std::vector<HostTensor *> args;
+  for (auto [i, spec] : llvm::enumerate(model.inputs())) {
+    batchInputs.emplace_back(spec.dtype, spec.shape);
+    if (model.chunkable())
+      copyItems(inputs[i], 0, batchInputs.back(), 0,
+                std::min(model.batch(), items));
+    else
+      std::memcpy(batchInputs.back().data(), inputs[i].data(),
+                  batchInputs.back().numBytes());
+  }
+  for (HostTensor &t : batchInputs)
+    args.push_back(&t);
+  args.push_back(&*weights);
+  HostTensor out(model.output().dtype, model.output().shape);
+
+  llvm::Expected<TuningCache> cache = TuningCache::load(cachePath());
+  if (!cache)
+    return fail(cache.takeError());
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  std::string key = tuningKey(forward);
+  llvm::outs() << "attn-compile: tuning " << specFile << " for " << target.cpu
+               << " (" << target.isaName() << "), " << threads
+               << " thread(s)\n";
+  auto results = tuneTiles(
+      module, "forward", args, {&out}, threads, targetCpu, targetFeatures,
+      tileCandidates(target), /*calls=*/5, [](const TuneResult &r) {
+        llvm::outs() << llvm::format("  %-60s %9.3f ms\n",
+                                     r.choice.pipelineOptions().c_str(), r.ms);
+        llvm::outs().flush();
+      });
+  if (!results)
+    return fail(results.takeError());
+  const TuneResult &best = results->front();
+  cache->store(target.cpu, key, threads, best.choice, best.ms);
+  if (llvm::Error err = cache->save(cachePath()))
+    return fail(std::move(err));
+  llvm::outs() << llvm::format("  best: %s, %.3f ms per batch of %lld "
+                               "(stored in %s)\n",
+                               best.choice.pipelineOptions().c_str(), best.ms,
+                               (long long)model.batch(), cachePath().c_str());
   return 0;
 }
 
@@ -635,16 +739,23 @@ int main(int argc, char **argv) {
       "attn-compile: compile a model description (vit, transformer-encoder, "
       "gpt, gat) through the attn pipelines; run it (--run) or write a stage "
       "of the compilation (--emit)\n");
-  if (!run && emit == Emit::none && packedWeightsFile.empty())
-    return fail("nothing to do: give --run, --emit=STAGE or "
+  if (!run && !tune && emit == Emit::none && packedWeightsFile.empty())
+    return fail("nothing to do: give --run, --emit=STAGE, --tune or "
                 "--save-packed-weights");
   if (pipelineName != "attn-cpu-pipeline" &&
       pipelineName != "attn-reference-pipeline")
     return fail("--pipeline must be attn-cpu-pipeline or "
                 "attn-reference-pipeline, got '" + pipelineName + "'");
-  if (batch < 0 || blockQ < 1 || blockK < 1 || gatEdgeBlock < 1 || threads < 0)
-    return fail("--batch, --block-q, --block-k and --gat-edge-block must be "
-                "positive and --threads non-negative");
+  if (batch < 0 || blockQ < 0 || blockK < 0 || gatEdgeBlock < 1 || threads < 0)
+    return fail("--gat-edge-block must be positive and --batch, --block-q, "
+                "--block-k and --threads non-negative");
+  llvm::Expected<CpuTarget> target =
+      CpuTarget::get(targetTriple, targetCpu, targetFeatures);
+  if (!target)
+    return fail(target.takeError());
+  if (run && !targetTriple.empty())
+    if (llvm::Error err = target->checkRunsOnHost())
+      return fail(std::move(err));
 
   auto t0 = std::chrono::steady_clock::now();
   ModelOverrides overrides;
@@ -673,6 +784,31 @@ int main(int argc, char **argv) {
                 "report it with the description)");
   double buildSeconds = secondsSince(t0);
 
+  if (tune) {
+    if (pipelineName != "attn-cpu-pipeline")
+      return fail("--tune tunes attn-cpu-pipeline's tiles");
+    if (int rc = tuneModel(**model, *module, *target))
+      return rc;
+  }
+  // Tiles: the command line's, else the cache's for this model, target and
+  // thread count, else the target's heuristic.
+  tiles.blockQ = blockQ;
+  tiles.blockK = blockK;
+  if (blockQ == 0 && blockK == 0) {
+    llvm::Expected<TuningCache> cache = TuningCache::load(cachePath());
+    if (!cache)
+      return fail(cache.takeError());
+    if (std::optional<TileChoice> tuned = cache->lookup(
+            target->cpu,
+            tuningKey(module->lookupSymbol<func::FuncOp>("forward")),
+            threads)) {
+      tiles = *tuned;
+      tilesFrom = "tuned, from " + cachePath();
+    }
+  } else {
+    tilesFrom = "--block-q / --block-k";
+  }
+
   if (run) {
     OwningOpRef<ModuleOp> copy = module->clone();
     if (int rc = runModel(**model, *copy, buildSeconds))
@@ -681,10 +817,13 @@ int main(int argc, char **argv) {
   if (emit == Emit::none)
     return 0;
 
-  // The emitted entry point has the runtime's C interface.
+  // The emitted entry point has the runtime's C interface; the target is
+  // recorded before the pipeline so that every lowering and the code
+  // generator use it.
   for (auto func : module->getOps<func::FuncOp>())
     func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   UnitAttr::get(&ctx));
+  setCpuTarget(*module, *target);
   if (emit != Emit::attn &&
       failed(runPipeline(*module, pipelineText(emit == Emit::linalg))))
     return fail("lowering failed (see the diagnostics above)");

@@ -10,6 +10,8 @@
 #include "lib/Runtime/Evaluate.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Tensor.h"
+#include "lib/Runtime/Tuner.h"
+#include "lib/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -47,6 +49,31 @@ static cl::opt<std::string>
     pipeline("pipeline",
              cl::desc("Pass pipeline that lowers the module to LLVM"),
              cl::init("attn-cpu-pipeline"), cl::cat(category));
+static cl::opt<std::string>
+    targetCpu("target-cpu",
+              cl::desc("CPU to compile for, as llc's -mcpu (default: this "
+                       "machine); it must run here"),
+              cl::init("host"), cl::cat(category));
+static cl::opt<std::string>
+    targetFeatures("target-features",
+                   cl::desc("+feature / -feature list, as llc's -mattr "
+                            "(e.g. -avx512f: AVX2 code on an AVX-512 host)"),
+                   cl::cat(category));
+static cl::opt<bool>
+    tune("tune",
+         cl::desc("Sweep attn-cpu-pipeline's block-q / block-k / register "
+                  "tiles for the function on this machine and store the "
+                  "fastest in the tuning cache; a later run with the plain "
+                  "attn-cpu-pipeline uses it"),
+         cl::cat(category));
+static cl::opt<int64_t> tuneThreads("tune-threads",
+                                    cl::desc("Threads to tune for (--tune)"),
+                                    cl::init(1), cl::cat(category));
+static cl::opt<std::string>
+    tuningCache("tuning-cache",
+                cl::desc("Tuning cache file (default: $ATTN_TUNING_CACHE or "
+                         "~/.cache/attn-mlir/tuning.json)"),
+                cl::value_desc("FILE.json"), cl::cat(category));
 static cl::list<std::string> inputs(
     "input",
     cl::desc("Argument from a .npy file, as INDEX=FILE (repeatable); the "
@@ -203,6 +230,58 @@ static std::vector<const T *> pointers(std::vector<T> &v) {
   return ps;
 }
 
+/// --tune: every tile candidate of `target` compiled and timed on the
+/// function's inputs (generated, or --input); the fastest goes into the
+/// tuning cache at `cachePath`.
+static int tuneFunction(ModuleOp module, llvm::StringRef name,
+                        const CpuTarget &target,
+                        const std::string &cachePath) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  std::vector<HostTensor> args = generateInputs(func, seed, magnitude);
+  if (llvm::Error err = loadInputs(args))
+    return fail(std::move(err));
+  if (llvm::Error err = validateInputs(func, pointers(args)))
+    return fail(std::move(err));
+  std::vector<HostTensor> results;
+  for (Type t : func.getResultTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    std::optional<DType> dtype =
+        tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
+    if (!dtype || !tensor.hasStaticShape())
+      return fail("--tune: @" + name +
+                  " must return statically shaped f32/f64/i32/i64 tensors");
+    results.emplace_back(*dtype, tensor.getShape());
+  }
+  std::vector<HostTensor *> in, out;
+  for (HostTensor &t : args)
+    in.push_back(&t);
+  for (HostTensor &t : results)
+    out.push_back(&t);
+  llvm::Expected<TuningCache> cache = TuningCache::load(cachePath);
+  if (!cache)
+    return fail(cache.takeError());
+  llvm::outs() << "attn-run: tuning @" << name << " for " << target.cpu << " ("
+               << target.isaName() << "), " << tuneThreads << " thread(s)\n";
+  auto tuned = tuneTiles(
+      module, name, in, out, tuneThreads, targetCpu, targetFeatures,
+      tileCandidates(target), std::max(3u, unsigned(repeat)),
+      [](const TuneResult &r) {
+        llvm::outs() << llvm::format("  %-60s %9.3f ms\n",
+                                     r.choice.pipelineOptions().c_str(), r.ms);
+        llvm::outs().flush();
+      });
+  if (!tuned)
+    return fail(tuned.takeError());
+  const TuneResult &best = tuned->front();
+  cache->store(target.cpu, tuningKey(func), tuneThreads, best.choice, best.ms);
+  if (llvm::Error err = cache->save(cachePath))
+    return fail(std::move(err));
+  llvm::outs() << llvm::format("  best: %s, %.3f ms (stored in %s)\n",
+                               best.choice.pipelineOptions().c_str(), best.ms,
+                               cachePath.c_str());
+  return 0;
+}
+
 /// Runs one function of the compiled module: inputs, timed calls, summary,
 /// optional dump and check. Returns the process exit code for this function.
 static int runFunction(JitModule &jit, func::FuncOp original) {
@@ -300,18 +379,49 @@ int main(int argc, char **argv) {
   if (failed(names))
     return 1;
 
+  std::string cachePath = tuningCache.empty() ? TuningCache::defaultPath()
+                                              : std::string(tuningCache);
+  llvm::Expected<CpuTarget> target = CpuTarget::get("", targetCpu, targetFeatures);
+  if (!target)
+    return fail(target.takeError());
+  if (tune) {
+    if (names->size() != 1)
+      return fail("--tune tunes one function: choose it with --entry");
+    if (tuneThreads < 1)
+      return fail("--tune-threads must be >= 1");
+    if (int rc = tuneFunction(*module, (*names)[0], *target, cachePath))
+      return rc;
+  }
+  // The plain CPU pipeline takes a single function's tuned tiles.
+  std::string lowering = pipeline;
+  if (lowering == "attn-cpu-pipeline" && names->size() == 1) {
+    llvm::Expected<TuningCache> cache = TuningCache::load(cachePath);
+    if (!cache)
+      return fail(cache.takeError());
+    auto func = module->lookupSymbol<func::FuncOp>((*names)[0]);
+    if (std::optional<TileChoice> tuned =
+            cache->lookup(target->cpu, tuningKey(func), /*threads=*/1)) {
+      lowering = "attn-cpu-pipeline{" + tuned->pipelineOptions() + "}";
+      llvm::outs() << "attn-run: tuned tiles from " << cachePath << "\n";
+    }
+  }
+
   // Inputs and the reference use an untouched clone: compile() lowers in place.
   OwningOpRef<ModuleOp> original = module->clone();
   JitOptions options;
-  options.pipeline = pipeline;
+  options.pipeline = lowering;
+  options.targetCpu = targetCpu;
+  options.targetFeatures = targetFeatures;
   auto jit = JitModule::compile(*module, options);
   if (!jit)
     return fail(jit.takeError());
+  const CpuTarget &compiled = getCpuTarget(module->getOperation());
   llvm::outs() << llvm::format(
       "attn-run: %s: lowering (%s) %.1f ms, JIT compile "
-      "(LLVM -O3) %.1f ms\n",
-      inputFile.c_str(), pipeline.c_str(), (*jit)->timings().lowering * 1e3,
-      (*jit)->timings().translation * 1e3);
+      "(LLVM -O3) %.1f ms, target %s (%s)\n",
+      inputFile.c_str(), lowering.c_str(), (*jit)->timings().lowering * 1e3,
+      (*jit)->timings().translation * 1e3, compiled.cpu.c_str(),
+      compiled.isaName().str().c_str());
 
   int status = 0;
   for (const std::string &name : *names)

@@ -1,0 +1,225 @@
+//===- Tuner.cpp - per-host tile choice for the CPU pipeline --------------===//
+
+#include "lib/Runtime/Tuner.h"
+
+#include "dialect/AttnDialect.h"
+#include "lib/Runtime/Jit.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::attn;
+using llvm::createStringError;
+
+std::string TileChoice::pipelineOptions() const {
+  return llvm::formatv("block-q={0} block-k={1} register-rows={2} "
+                       "register-cols={3}",
+                       blockQ, blockK, registerRows, registerCols)
+      .str();
+}
+
+std::string mlir::attn::tuningKey(func::FuncOp func) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  func.walk([&](Operation *op) {
+    if (!isa<AttnDialect>(op->getDialect()))
+      return;
+    if (!key.empty())
+      os << "; ";
+    // Attributes by name, without the operand-segment bookkeeping.
+    SmallVector<NamedAttribute> attrs;
+    for (NamedAttribute a : op->getAttrDictionary())
+      if (a.getName() != "operandSegmentSizes")
+        attrs.push_back(a);
+    os << op->getName().stripDialect() << " "
+       << DictionaryAttr::get(op->getContext(), attrs);
+    for (Type t : op->getOperandTypes())
+      os << " " << t;
+  });
+  return key;
+}
+
+std::string TuningCache::defaultPath() {
+  if (const char *path = std::getenv("ATTN_TUNING_CACHE"))
+    return path;
+  llvm::SmallString<256> path;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    path = xdg;
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    llvm::sys::path::append(path, home, ".cache");
+  else
+    path = ".";
+  llvm::sys::path::append(path, "attn-mlir", "tuning.json");
+  return std::string(path);
+}
+
+llvm::Expected<TuningCache> TuningCache::load(llvm::StringRef path) {
+  TuningCache cache;
+  if (!llvm::sys::fs::exists(path))
+    return cache;
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return createStringError("%s: %s", path.str().c_str(),
+                             buffer.getError().message().c_str());
+  auto bad = [&](llvm::StringRef what) {
+    return createStringError("%s: not an attn-mlir tuning cache: %s",
+                             path.str().c_str(), what.str().c_str());
+  };
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return bad(llvm::toString(json.takeError()));
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root || root->getInteger("version") != 1)
+    return bad("expected an object with \"version\": 1");
+  const llvm::json::Array *entries = root->getArray("entries");
+  if (!entries)
+    return bad("expected an \"entries\" array");
+  for (const llvm::json::Value &v : *entries) {
+    const llvm::json::Object *e = v.getAsObject();
+    if (!e)
+      return bad("an entry is not an object");
+    auto cpu = e->getString("cpu"), key = e->getString("key");
+    auto threads = e->getInteger("threads"), bq = e->getInteger("block_q"),
+         bk = e->getInteger("block_k"), rr = e->getInteger("register_rows"),
+         rc = e->getInteger("register_cols");
+    auto ms = e->getNumber("ms");
+    if (!cpu || !key || !threads || !bq || !bk || !rr || !rc || !ms)
+      return bad("an entry lacks one of cpu, key, threads, block_q, "
+                 "block_k, register_rows, register_cols, ms");
+    if (*bq < 0 || *bk < 0 || *rr < 0 || *rc < 0 || *threads < 0)
+      return bad("negative tile size or thread count");
+    cache.entries.push_back(
+        {cpu->str(), key->str(), *threads, TileChoice{*bq, *bk, *rr, *rc},
+         *ms});
+  }
+  return cache;
+}
+
+std::optional<TileChoice> TuningCache::lookup(llvm::StringRef cpu,
+                                              llvm::StringRef key,
+                                              int64_t threads) const {
+  for (const Entry &e : entries)
+    if (e.cpu == cpu && e.key == key && e.threads == threads)
+      return e.choice;
+  return std::nullopt;
+}
+
+void TuningCache::store(llvm::StringRef cpu, llvm::StringRef key,
+                        int64_t threads, const TileChoice &choice, double ms) {
+  for (Entry &e : entries)
+    if (e.cpu == cpu && e.key == key && e.threads == threads) {
+      e.choice = choice;
+      e.ms = ms;
+      return;
+    }
+  entries.push_back({cpu.str(), key.str(), threads, choice, ms});
+}
+
+llvm::Error TuningCache::save(llvm::StringRef path) const {
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  if (!dir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return createStringError("%s: %s", dir.str().c_str(),
+                               ec.message().c_str());
+  llvm::json::Array list;
+  for (const Entry &e : entries)
+    list.push_back(llvm::json::Object{{"cpu", e.cpu},
+                                      {"key", e.key},
+                                      {"threads", e.threads},
+                                      {"block_q", e.choice.blockQ},
+                                      {"block_k", e.choice.blockK},
+                                      {"register_rows", e.choice.registerRows},
+                                      {"register_cols", e.choice.registerCols},
+                                      {"ms", e.ms}});
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return createStringError("%s: %s", path.str().c_str(),
+                             ec.message().c_str());
+  os << llvm::formatv(
+      "{0:2}\n", llvm::json::Value(llvm::json::Object{
+                     {"version", 1}, {"entries", std::move(list)}}));
+  return llvm::Error::success();
+}
+
+std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target) {
+  int64_t rows = target.registerTileRows(), cols = target.registerTileCols();
+  // The multiple of `r` rows at or just below `size`.
+  auto below = [](int64_t size, int64_t r) {
+    return std::max(r, size / r * r);
+  };
+  std::vector<TileChoice> out;
+  for (int64_t bk : {32, 64, 128})
+    for (int64_t bq : {32, 48, 64, 96, 128})
+      out.push_back({below(bq, rows), bk, rows, cols});
+  // One row fewer and more than the heuristic's register tile (when it
+  // fits the registers), at the usual tile sizes.
+  for (int64_t r : {rows - 1, rows + 1})
+    if (r >= 1 && 2 * r + 3 <= target.vectorRegisters)
+      for (int64_t bq : {48, 64})
+        out.push_back({below(bq, r), 64, r, cols});
+  return out;
+}
+
+llvm::Expected<std::vector<TuneResult>>
+mlir::attn::tuneTiles(ModuleOp module, llvm::StringRef func,
+                      llvm::ArrayRef<HostTensor *> inputs,
+                      llvm::ArrayRef<HostTensor *> outputs, int64_t threads,
+                      llvm::StringRef targetCpu,
+                      llvm::StringRef targetFeatures,
+                      const std::vector<TileChoice> &candidates,
+                      unsigned calls,
+                      const std::function<void(const TuneResult &)> &progress) {
+  std::vector<TuneResult> results;
+  std::string firstError;
+  for (const TileChoice &choice : candidates) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    JitOptions options;
+    options.pipeline = llvm::formatv("attn-cpu-pipeline{{threads={0} {1}}",
+                                     threads, choice.pipelineOptions())
+                           .str();
+    options.targetCpu = targetCpu.str();
+    options.targetFeatures = targetFeatures.str();
+    auto jit = JitModule::compile(*copy, options);
+    if (!jit) {
+      std::string message = llvm::toString(jit.takeError());
+      if (firstError.empty())
+        firstError = message;
+      continue;
+    }
+    // One untimed call (first touch, thread start-up), then the median.
+    if (llvm::Error err = (*jit)->invoke(func, inputs, outputs))
+      return std::move(err);
+    std::vector<double> times;
+    for (unsigned c = 0; c < std::max(1u, calls); ++c) {
+      auto t0 = std::chrono::steady_clock::now();
+      cantFail((*jit)->invoke(func, inputs, outputs));
+      times.push_back(std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - t0)
+                          .count());
+    }
+    std::sort(times.begin(), times.end());
+    TuneResult r{choice, times[times.size() / 2] * 1e3};
+    if (progress)
+      progress(r);
+    results.push_back(r);
+  }
+  if (results.empty())
+    return createStringError("no tile candidate compiled: %s",
+                             firstError.c_str());
+  std::stable_sort(results.begin(), results.end(),
+                   [](const TuneResult &a, const TuneResult &b) {
+                     return a.ms < b.ms;
+                   });
+  return results;
+}

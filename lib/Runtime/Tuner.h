@@ -1,0 +1,96 @@
+//===- Tuner.h - per-host tile choice for the CPU pipeline ------*- C++ -*-===//
+//
+// Sweeps attn-cpu-pipeline's tile options (block-q, block-k, register tile)
+// for one function on this host, and caches the fastest in a JSON file keyed
+// by CPU name, the function's attention shapes and the thread count, where
+// attn-run and attn-compile find it when no tile option is given.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_RUNTIME_TUNER_H
+#define ATTN_LIB_RUNTIME_TUNER_H
+
+#include "lib/Runtime/Tensor.h"
+#include "lib/Target/CpuTarget.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::attn {
+
+/// attn-cpu-pipeline's tile options (0: the target's heuristic).
+struct TileChoice {
+  int64_t blockQ = 0, blockK = 0, registerRows = 0, registerCols = 0;
+  /// As pipeline options: `block-q=48 block-k=64 register-rows=6
+  /// register-cols=16`.
+  std::string pipelineOptions() const;
+};
+
+/// What a tuning is keyed by inside a CPU and thread count: every attn op of
+/// `func` with its attributes and operand types, in order (`sdpa
+/// {mask=causal} 1x8x4096x64xf32 ...; ...`). Weights and batch values do not
+/// enter it.
+std::string tuningKey(func::FuncOp func);
+
+/// The cache file: `{"version": 1, "entries": [{"cpu", "key", "threads",
+/// "block_q", "block_k", "register_rows", "register_cols", "ms"}, ...]}`.
+class TuningCache {
+public:
+  /// $ATTN_TUNING_CACHE, else $XDG_CACHE_HOME/attn-mlir/tuning.json, else
+  /// ~/.cache/attn-mlir/tuning.json.
+  static std::string defaultPath();
+  /// Reads `path`; a missing file is an empty cache, a malformed one an
+  /// error naming the file.
+  static llvm::Expected<TuningCache> load(llvm::StringRef path);
+
+  std::optional<TileChoice> lookup(llvm::StringRef cpu, llvm::StringRef key,
+                                   int64_t threads) const;
+  /// Adds or replaces the entry of (cpu, key, threads).
+  void store(llvm::StringRef cpu, llvm::StringRef key, int64_t threads,
+             const TileChoice &choice, double ms);
+  /// Writes the cache (creating its folder).
+  llvm::Error save(llvm::StringRef path) const;
+
+private:
+  struct Entry {
+    std::string cpu, key;
+    int64_t threads;
+    TileChoice choice;
+    double ms;
+  };
+  std::vector<Entry> entries;
+};
+
+/// The candidates swept for `target`: block-q near {32, 48, 64, 96, 128}
+/// (rounded down to whole register tiles) x block-k in {32, 64, 128} with
+/// the target's register tile, and register tiles of one row fewer and more
+/// at block-q near 48 and 64, block-k 64.
+std::vector<TileChoice> tileCandidates(const CpuTarget &target);
+
+struct TuneResult {
+  TileChoice choice;
+  double ms = 0; ///< median of the timed calls
+};
+
+/// Compiles `func` of `module` (left untouched) with attn-cpu-pipeline for
+/// every candidate (`threads` OpenMP threads, the module's target) and times
+/// `calls` calls on `inputs` / `outputs`. Results sorted fastest first;
+/// `progress` sees each as it is measured. Candidates that fail to compile
+/// are skipped.
+llvm::Expected<std::vector<TuneResult>>
+tuneTiles(ModuleOp module, llvm::StringRef func,
+          llvm::ArrayRef<HostTensor *> inputs,
+          llvm::ArrayRef<HostTensor *> outputs, int64_t threads,
+          llvm::StringRef targetCpu, llvm::StringRef targetFeatures,
+          const std::vector<TileChoice> &candidates, unsigned calls,
+          const std::function<void(const TuneResult &)> &progress);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_RUNTIME_TUNER_H

@@ -1,0 +1,110 @@
+//===- CpuTarget.h - the CPU a module is compiled for -----------*- C++ -*-===//
+//
+// The CPU target of the CPU pipeline, chosen once (the host by default, or a
+// triple / CPU name / feature list like llc's -mtriple, -mcpu and -mattr),
+// recorded in the IR (`target_cpu` and `target_features` on every function,
+// `llvm.target_triple` on the module) and read back from there by every CPU
+// lowering: the vector width, the register count and the cache sizes that
+// register tiles and block sizes are derived from. The JIT, `--emit=asm|obj`
+// and the C header all take the target from the same attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_TARGET_CPUTARGET_H
+#define ATTN_LIB_TARGET_CPUTARGET_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class TargetMachine;
+} // namespace llvm
+
+namespace mlir::attn {
+
+/// A resolved CPU target and what the lowerings derive from it.
+struct CpuTarget {
+  /// LLVM target triple, e.g. `x86_64-unknown-linux-gnu`, `aarch64-linux-gnu`.
+  std::string triple;
+  /// LLVM CPU name, e.g. `znver3`, `x86-64-v3`, `sapphirerapids`,
+  /// `neoverse-n1`.
+  std::string cpu;
+  /// Features that differ from the CPU's own set, as llc's -mattr
+  /// (`+avx512f,-avx512vl`); empty when the CPU name says it all.
+  std::string features;
+
+  /// The widest vector register the lowerings use, in bits, and how many
+  /// there are: AVX-512 512 x 32, AVX2 256 x 16, SSE 128 x 16, NEON 128 x 32.
+  int64_t vectorBits = 128;
+  int64_t vectorRegisters = 16;
+  /// Data cache sizes per core (the host's own when compiling for the host;
+  /// 32 KiB and 1 MiB otherwise).
+  int64_t l1dBytes = 32 << 10;
+  int64_t l2Bytes = 1 << 20;
+  /// Instruction-set extensions the lowerings may choose.
+  bool fma = false, f16c = false, avx512bf16 = false, avx512fp16 = false,
+       amxBf16 = false;
+
+  /// f32 elements per vector register.
+  int64_t f32Lanes() const { return vectorBits / 32; }
+  /// The register tile of a contraction (attn-vectorize): two vector
+  /// registers wide, and as many rows as leave registers for the two
+  /// right-hand-side vectors and one broadcast (`2 rows + 3 <= registers`,
+  /// at most 8): AVX-512 8 x 32, AVX2 6 x 16, NEON 8 x 8.
+  int64_t registerTileRows() const {
+    return std::clamp<int64_t>((vectorRegisters - 3) / 2, 1, 8);
+  }
+  int64_t registerTileCols() const { return 2 * f32Lanes(); }
+  /// `AVX-512`, `AVX2`, `SSE`, `NEON` or `scalar`: the vector ISA the
+  /// lowerings target.
+  llvm::StringRef isaName() const { return isa; }
+  bool isX86() const;
+
+  /// Resolves `cpu` (`host`, `native` or empty: this machine's CPU name and
+  /// features) and `features` for `triple` (empty: the host's). Errors name
+  /// an unknown triple, CPU or feature.
+  static llvm::Expected<CpuTarget> get(llvm::StringRef triple,
+                                       llvm::StringRef cpu,
+                                       llvm::StringRef features);
+  /// The machine this process runs on.
+  static const CpuTarget &host();
+
+  /// Succeeds when code for this target runs on this machine; otherwise says
+  /// which features the host lacks (the JIT would die with SIGILL).
+  llvm::Error checkRunsOnHost() const;
+
+  /// Every enabled feature (`+avx2,+fma,...`).
+  std::string allFeatures() const;
+
+  /// An LLVM TargetMachine for this target at -O3 (position-independent
+  /// code when `pic`), to emit assembly or objects.
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+  createTargetMachine(bool pic) const;
+
+private:
+  std::string isa = "scalar";
+  /// Enabled features of this target, by LLVM name.
+  std::vector<std::string> enabled;
+};
+
+/// Records `target` where none is recorded yet: `llvm.target_triple` on
+/// `module`, `target_cpu` / `target_features` on every func.func without a
+/// `target_cpu` (what a tool or the IR already chose wins).
+void setCpuTarget(Operation *module, const CpuTarget &target);
+
+/// The target recorded on `op` or its enclosing function (func.func or
+/// llvm.func) and module (for a module: on its first function that records
+/// one); the host when none is recorded. Unresolvable recorded targets are reported at
+/// `op` and give the host.
+const CpuTarget &getCpuTarget(Operation *op);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_TARGET_CPUTARGET_H

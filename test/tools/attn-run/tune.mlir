@@ -1,0 +1,32 @@
+// The tuner: attn-run --tune times every tile candidate of the target on this
+// machine and stores the fastest in the cache file; a later run with the
+// plain attn-cpu-pipeline takes it (and still checks against the reference).
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-run %s --tune --tuning-cache %t/cache.json | FileCheck %s --check-prefix=TUNE
+// RUN: FileCheck %s --check-prefix=CACHE < %t/cache.json
+// RUN: attn-run %s --check --tuning-cache %t/cache.json | FileCheck %s --check-prefix=USE
+// RUN: echo '{"version": 1, "entries": [{"cpu": "x"}]}' > %t/bad.json
+// RUN: not attn-run %s --tuning-cache %t/bad.json 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: echo '[1, 2' > %t/garbage.json
+// RUN: not attn-run %s --tuning-cache %t/garbage.json 2>&1 | FileCheck %s --check-prefix=GARBAGE
+// RUN: not attn-run %s --tune --tune-threads 0 --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=THREADS
+//
+// TUNE: attn-run: tuning @causal for {{.*}}, 1 thread(s)
+// TUNE: block-q={{[0-9]+}} block-k=32 register-rows={{[0-9]+}} register-cols={{[0-9]+}} {{.*}} ms
+// TUNE: block-q={{[0-9]+}} block-k=128
+// TUNE: best: block-q={{[0-9]+}} block-k={{[0-9]+}} {{.*}} ms (stored in {{.*}}cache.json)
+// CACHE-DAG: "version": 1
+// CACHE-DAG: "key": "sdpa {mask = #attn.mask<causal>} tensor<1x2x200x64xf32> tensor<1x2x200x64xf32> tensor<1x2x200x64xf32>"
+// CACHE-DAG: "threads": 1
+// USE: attn-run: tuned tiles from {{.*}}cache.json
+// USE: lowering (attn-cpu-pipeline{block-q={{[0-9]+}} block-k={{[0-9]+}} register-rows=
+// USE: CHECK PASSED
+// BAD: attn-run: error: {{.*}}bad.json: not an attn-mlir tuning cache: an entry lacks one of cpu, key, threads
+// GARBAGE: attn-run: error: {{.*}}garbage.json: not an attn-mlir tuning cache:
+// THREADS: attn-run: error: --tune-threads must be >= 1
+func.func @causal(%q: tensor<1x2x200x64xf32>, %k: tensor<1x2x200x64xf32>, %v: tensor<1x2x200x64xf32>) -> tensor<1x2x200x64xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x2x200x64xf32>, tensor<1x2x200x64xf32>, tensor<1x2x200x64xf32>) -> tensor<1x2x200x64xf32>
+  return %o : tensor<1x2x200x64xf32>
+}
