@@ -1,11 +1,20 @@
-//===- Peak.h - the machine's measured FMA peak ------------------*- C++
-//-*-===//
+//===- Peak.h - the machine's measured FMA peak -----------------*- C++ -*-===//
 
 #ifndef ATTN_BENCH_PEAK_H
 #define ATTN_BENCH_PEAK_H
 
-/// f32 GFLOP/s of an AVX-512 FMA loop on `threads` threads (one per core),
-/// best of three trials of ~0.1 s.
-double measureFmaPeakGflops(int threads);
+/// The f32 FMA peak measured on `threads` threads (one per core).
+struct FmaPeak {
+  double gflops = 0;
+  /// The vector ISA the probe ran: "AVX-512" (16 zmm chains), "AVX2" (12 ymm
+  /// chains: a 16-register file holds 12 accumulators and the two
+  /// multiplicands), or "SSE" (x86 without AVX2/FMA, mul + add).
+  const char *isa = "";
+};
+
+/// Best of three trials of ~0.1 s of independent FMA chains in registers,
+/// with the widest ISA this CPU has (chosen at run time via cpuid, so the
+/// binary never executes an instruction the host lacks).
+FmaPeak measureFmaPeak(int threads);
 
 #endif // ATTN_BENCH_PEAK_H

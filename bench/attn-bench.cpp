@@ -6,9 +6,12 @@
 // length, head dim and thread count. Counters: dense-equivalent GFLOP/s (4 Lq
 // Lk E per head) and useful GFLOP/s (allowed pairs only); the context holds the
 // measured FMA peak and the OpenBLAS kernel. scripts/bench-table.py turns the
-// JSON into a table.
+// JSON into a table. With --check, each attn-mlir configuration's output is
+// compared with the C++ reference (sampled rows at large L) before it is
+// timed, and a mismatch makes the run fail.
 //
-//   attn-bench [--full] [--benchmark_filter=...] [--benchmark_format=json]
+//   attn-bench [--full] [--check] [--benchmark_filter=...]
+//              [--benchmark_format=json]
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +20,7 @@
 #include "lib/Graph/Graph.h"
 #include "lib/Runtime/Evaluate.h"
 #include "lib/Runtime/Jit.h"
+#include "lib/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -33,6 +37,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -136,6 +141,8 @@ struct Prepared {
   double blockDensity = 1; ///< non-empty 64 x 64 tiles of the mask
   std::vector<float> scratch, out;
   std::vector<uint8_t> graphMask; ///< Halide peer: dense [L][L] graph mask
+  bool checked = false;           ///< --check passed for this output
+  std::string name;               ///< the benchmark's, for --check's report
 };
 
 /// Compiled functions and peer inputs, by pipeline and config; cleared before
@@ -246,9 +253,81 @@ void setCounters(benchmark::State &state, const Config &c, double pairs,
       perPair * pairs, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+/// --check: every attn-mlir configuration's output is compared with the C++
+/// reference before it is timed; a mismatch fails the benchmark and the run.
+bool checkOutputs = false;
+bool checkFailed = false;
+
+/// Compares the first call's output of @attn with the C++ reference: at
+/// large L only about 64 query rows per head (every L/64-th and the last;
+/// the reference is a naive double loop), all of them for GAT. The
+/// tolerance is attn-run --check's: 1e-5 times the largest |expected|.
+/// False (and the benchmark skipped with the reason) on a mismatch.
+bool checkAgainstReference(benchmark::State &state, Prepared &p,
+                           const std::string &name) {
+  auto func = p.module->lookupSymbol<func::FuncOp>("attn");
+  std::vector<const HostTensor *> in;
+  for (HostTensor &t : p.inputs)
+    in.push_back(&t);
+  // sdpa output [B, H, L, Ev]; GAT output [N, H*C] (rank 2): all rows.
+  const HostTensor &got = p.outputs[0];
+  bool sampled = got.shape().size() == 4;
+  int64_t rows = sampled ? got.shape()[2] : 1;
+  int64_t stride = sampled ? std::max<int64_t>(1, rows / 64) : 1;
+  auto expected = evaluateWithReference(func, in, stride);
+  if (!expected) {
+    state.SkipWithError(("--check: " + llvm::toString(expected.takeError()))
+                            .c_str());
+    checkFailed = true;
+    return false;
+  }
+  const HostTensor &want = (*expected)[0];
+  int64_t rowSize = sampled ? got.shape()[3] : got.numElements();
+  int64_t outer = got.numElements() / (rows * rowSize);
+  auto checkedRow = [&](int64_t i) {
+    return i % stride == 0 || i == rows - 1;
+  };
+  double scale = 0, maxErr = 0;
+  int64_t checked = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < rows; ++i) {
+        if (!checkedRow(i))
+          continue;
+        for (int64_t x = 0; x < rowSize; ++x) {
+          int64_t at = (o * rows + i) * rowSize + x;
+          double w = want.getDouble(at), g = got.getDouble(at);
+          if (pass == 0) {
+            if (std::isfinite(w))
+              scale = std::max(scale, std::abs(w));
+            continue;
+          }
+          ++checked;
+          double err = std::isfinite(g) ? std::abs(g - w)
+                                        : std::numeric_limits<double>::infinity();
+          maxErr = std::max(maxErr, err);
+        }
+      }
+  double tolerance = 1e-5 * std::max(scale, 1e-30);
+  bool ok = maxErr <= tolerance;
+  std::string line = llvm::formatv(
+      "--check {0}: {1} of {2} values vs the C++ reference, max |error| "
+      "{3:e2} (tolerance {4:e2}): {5}",
+      name, checked, got.numElements(), maxErr, tolerance,
+      ok ? "OK" : "MISMATCH");
+  llvm::errs() << line << "\n";
+  if (!ok) {
+    checkFailed = true;
+    state.SkipWithError(line.c_str());
+  }
+  return ok;
+}
+
 /// JIT-compiles `p->module` with `pipeline` (once) and times calls of @attn,
-/// after one untimed call (first touch of buffers, thread start-up). False
-/// when compilation or the first call failed (the benchmark is skipped).
+/// after one untimed call (first touch of buffers, thread start-up; with
+/// --check its output is compared with the reference first). False when
+/// compilation, the first call or the check failed (the benchmark is
+/// skipped).
 bool compileAndTime(benchmark::State &state, Prepared &p,
                     const std::string &pipeline) {
   if (!p.jit) {
@@ -272,6 +351,11 @@ bool compileAndTime(benchmark::State &state, Prepared &p,
     state.SkipWithError(llvm::toString(std::move(err)).c_str());
     return false;
   }
+  if (checkOutputs && !p.checked) {
+    if (!checkAgainstReference(state, p, p.name))
+      return false;
+    p.checked = true;
+  }
   for (auto _ : state)
     cantFail(p.jit->invoke("attn", in, out));
   return true;
@@ -281,8 +365,10 @@ bool compileAndTime(benchmark::State &state, Prepared &p,
 void runMlir(benchmark::State &state, const Config &c,
              const std::string &pipeline) {
   std::unique_ptr<Prepared> &p = cache()[pipeline + "|" + c.name()];
-  if (!p)
+  if (!p) {
     p = prepareInputs(c);
+    p->name = pipeline + " " + c.name();
+  }
   if (compileAndTime(state, *p, pipeline))
     setCounters(state, c, p->usefulPairs, p->blockDensity);
 }
@@ -462,6 +548,7 @@ void runGat(benchmark::State &state, int64_t nodes,
     for (int64_t e = 0; e < csr.numEdges(); ++e)
       p->inputs[5].setInt(e, csr.colIdx[e]);
     p->usefulPairs = double(csr.numEdges() + nodes);
+    p->name = pipeline + " gat N" + std::to_string(nodes);
   }
   if (!compileAndTime(state, *p, pipeline))
     return;
@@ -494,6 +581,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--full") == 0)
       full = true;
+    else if (std::strcmp(argv[i], "--check") == 0)
+      checkOutputs = true;
     else
       args.push_back(argv[i]);
   }
@@ -508,10 +597,15 @@ int main(int argc, char **argv) {
   benchmark::AddCustomContext("openblas_core", openblasCoreName());
   benchmark::AddCustomContext("OPENBLAS_CORETYPE",
                               coretype ? coretype : "(unset)");
+  FmaPeak peak1 = measureFmaPeak(1), peak2 = measureFmaPeak(2);
   benchmark::AddCustomContext("fma_peak_gflops_1t",
-                              std::to_string(measureFmaPeakGflops(1)));
+                              std::to_string(peak1.gflops));
   benchmark::AddCustomContext("fma_peak_gflops_2t",
-                              std::to_string(measureFmaPeakGflops(2)));
+                              std::to_string(peak2.gflops));
+  benchmark::AddCustomContext("fma_peak_isa", peak1.isa);
+  const CpuTarget &target = CpuTarget::host();
+  benchmark::AddCustomContext("target_cpu", target.cpu);
+  benchmark::AddCustomContext("target_isa", target.isaName().str());
 
   registerAll(full);
   registerGraphMasks();
@@ -522,5 +616,9 @@ int main(int argc, char **argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   cache().clear();
+  if (checkFailed) {
+    llvm::errs() << "attn-bench: --check found mismatches (see above)\n";
+    return 1;
+  }
   return 0;
 }

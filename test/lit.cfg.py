@@ -38,6 +38,7 @@ tools = [
     ToolSubst("attn-opt", unresolved="fatal"),
     ToolSubst("attn-run", unresolved="ignore"),
     ToolSubst("attn-compile", unresolved="ignore"),
+    ToolSubst("attn-bench", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
 

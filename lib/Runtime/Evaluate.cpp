@@ -85,7 +85,8 @@ reference::MaskArgs maskArgs(OpTy op, const Environment &env) {
 
 llvm::Expected<std::vector<HostTensor>>
 mlir::attn::evaluateWithReference(func::FuncOp func,
-                                  llvm::ArrayRef<const HostTensor *> inputs) {
+                                  llvm::ArrayRef<const HostTensor *> inputs,
+                                  int64_t rowStride) {
   Environment env;
   for (auto [arg, t] : llvm::zip(func.getArguments(), inputs))
     env.bind(arg, t);
@@ -100,9 +101,10 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
     if (auto sdpa = dyn_cast<SdpaOp>(op)) {
       HostTensor &out = env.make(sdpa.getOutput());
       HostTensor *lse = sdpa.getLse() ? &env.make(sdpa.getLse()) : nullptr;
+      reference::MaskArgs mask = maskArgs(sdpa, env);
+      mask.rowStride = std::max<int64_t>(1, rowStride);
       reference::sdpa(*env.lookup(sdpa.getQuery()), *env.lookup(sdpa.getKey()),
-                      *env.lookup(sdpa.getValue()), maskArgs(sdpa, env), out,
-                      lse);
+                      *env.lookup(sdpa.getValue()), mask, out, lse);
     } else if (auto mha = dyn_cast<MhaOp>(op)) {
       reference::MhaArgs a{env.lookup(mha.getQuery()),
                            env.lookup(mha.getKey()),

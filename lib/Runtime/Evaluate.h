@@ -19,10 +19,12 @@ namespace mlir::attn {
 
 /// Evaluates `func` with the C++ reference: every op in its body must be an
 /// attn op (or func.return); operands are function arguments or results of
-/// earlier attn ops.
+/// earlier attn ops. With `rowStride` > 1, attn.sdpa computes only every
+/// rowStride-th query row and the last (the others are zero).
 llvm::Expected<std::vector<HostTensor>>
 evaluateWithReference(func::FuncOp func,
-                      llvm::ArrayRef<const HostTensor *> inputs);
+                      llvm::ArrayRef<const HostTensor *> inputs,
+                      int64_t rowStride = 1);
 
 /// Seeded inputs for `func`'s arguments. Arguments that feed an attn op get
 /// values that fit their role: kv_lengths in [0, Lk] (the last batch fully

@@ -33,6 +33,9 @@ struct MaskArgs {
   const HostTensor *alibi = nullptr;     ///< [H]
   const HostTensor *rowPtr = nullptr;    ///< [Lq+1]
   const HostTensor *colIdx = nullptr;    ///< [nnz]
+  /// Only query rows i with i % rowStride == 0, and the last row, are
+  /// computed (a sampled check at large L); the others are left untouched.
+  int64_t rowStride = 1;
 };
 
 /// q [B,H,Lq,E], k [B,Hkv,Lk,E], v [B,Hkv,Lk,Ev] -> out [B,H,Lq,Ev] (f32),
