@@ -8,9 +8,18 @@ its best kernel. attn-mlir and the reference lowering are taken from the first
 run, OpenBLAS from both. Usage:
 
   scripts/bench-table.py [--full] [--filter REGEX] [--min-time SECONDS]
+                         [--peers | --no-peers | --peers-only] [--peer-budget SECONDS]
 
 A filter is matched against names like attn-mlir/causal/L1024/E64/T2; start it
 with "/" (e.g. "/causal/L1024/") to match every peer.
+
+Python peers (on by default when their virtualenv exists: scripts/install-peers.sh,
+${ATTN_PEERS_VENV:-/opt/attn-peers}): after attn-bench, bench/peers/torch_peers.py
+times PyTorch SDPA (dense, causal, local), FlexAttention (causal, local) and PyG's
+GATConv on every (family, L, E, threads) attn-mlir was timed at, and the tables
+get their columns and attn-mlir's speedup over each. --peers-only skips
+attn-bench and prints the peer columns alone for the default (or --full)
+configurations the filter matches.
 """
 
 import argparse
@@ -23,6 +32,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(os.environ.get("ATTN_BUILD_DIR", os.path.join(ROOT, "build")),
                      "bin", "attn-bench")
+PEERS_SCRIPT = os.path.join(ROOT, "bench", "peers", "torch_peers.py")
+# Peers of each attn-mlir family: (torch_peers.py --impl, its column).
+PEER_IMPLS = {"dense": ("sdpa",), "causal": ("sdpa", "flex"), "local": ("sdpa", "flex")}
+GAT_NAME = re.compile(r"gat-(fused|unfused)/N(\d+)/D(\d+)/H8/C8/T(\d+)$")
 
 
 def run(extra_env_unset, args):
@@ -52,12 +65,155 @@ def index(report):
     return rows
 
 
+class Peers:
+    """The Python peers: what the venv has, and their timings by config."""
+
+    def __init__(self, venv):
+        self.venv = venv
+        self.python = os.path.join(venv, "bin", "python")
+        self.info = None
+        self.results = {}  # (peer, family, L, E, threads) -> JSON row
+        if os.access(self.python, os.X_OK):
+            proc = subprocess.run([self.python, PEERS_SCRIPT, "--probe"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+            if proc.returncode == 0 and proc.stdout.strip():
+                self.info = json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def has(self, impl):
+        i = self.info or {}
+        return bool({"sdpa": i.get("torch"), "flex": i.get("flex"),
+                     "pyg": i.get("pyg")}[impl])
+
+    def status(self):
+        names = {"sdpa": "PyTorch SDPA", "flex": "FlexAttention", "pyg": "PyG"}
+        i = self.info or {}
+        found = []
+        if self.has("sdpa"):
+            found.append(f"PyTorch {i['torch']} SDPA")
+        if self.has("flex"):
+            found.append("FlexAttention")
+        if self.has("pyg"):
+            found.append(f"PyG {i['pyg']}")
+        missing = [names[k] for k in names if not self.has(k)]
+        if not found:
+            why = (f"no {self.python}" if not os.access(self.python, os.X_OK)
+                   else f"{self.python} {PEERS_SCRIPT} --probe failed")
+            return (f"peers: none found ({why}; bash scripts/install-peers.sh installs "
+                    f"them); missing: {', '.join(missing)}")
+        return (f"peers: {', '.join(found)} from {self.venv}; "
+                f"missing: {', '.join(missing) or 'none'}")
+
+    def run(self, impl, family, lens, dims, threads, budget):
+        if not self.has(impl) or not lens:
+            return
+        cmd = [self.python, PEERS_SCRIPT, "--impl", impl, "--family", family,
+               "--threads", ",".join(map(str, sorted(threads))), "--budget", str(budget)]
+        if family != "gat":
+            cmd += ["--L", ",".join(map(str, sorted(lens))),
+                    "--E", ",".join(map(str, sorted(dims)))]
+        else:
+            cmd += ["--nodes", str(next(iter(lens)))]
+        print(f"peers: {' '.join(cmd[2:])}", file=sys.stderr, flush=True)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                r = json.loads(line)
+                if r.get("error"):
+                    print(f"peers: {r['peer']} {family} L{r['L']} E{r['E']} "
+                          f"T{r['threads']}: {r['error']}", file=sys.stderr)
+                self.results[(r["peer"], r["family"], r["L"], r["E"], r["threads"])] = r
+        if proc.returncode != 0:
+            tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            print(f"peers: {impl} {family} failed: {tail}", file=sys.stderr)
+
+    def run_all(self, attention, gat, budget):
+        """attention: (family, L, E, threads) tuples; gat: (nodes, threads)."""
+        for family, impls in PEER_IMPLS.items():
+            rows = [c for c in attention if c[0] == family]
+            for impl in impls:
+                self.run(impl, family, {c[1] for c in rows}, {c[2] for c in rows},
+                         {c[3] for c in rows}, budget)
+        for nodes in sorted({n for n, _ in gat}):
+            self.run("pyg", "gat", {nodes}, {64}, {t for n, t in gat if n == nodes},
+                     budget)
+
+    def ms(self, peer, family, l, e, t):
+        r = self.results.get((peer, family, l, e, t))
+        return r["ms"] if r and r.get("ms") is not None else None
+
+
+def peer_cells(peers, family, l, e, t, ms):
+    """'SDPA ms | speedup | Flex ms | speedup |' for one attn-mlir row."""
+    cells = []
+    for peer in ("torch-sdpa", "torch-flex"):
+        pm = peers.ms(peer, family, l, e, t)
+        cells += [f"{pm:.2f}" if pm else "-",
+                  f"{pm / ms:.2f}x" if pm and ms else "-"]
+    return " " + " | ".join(cells) + " |"
+
+
+def default_configs(args):
+    """The (family, L, E, threads) and GAT (nodes, threads) rows attn-bench
+    registers, as far as the filter matches them (for --peers-only)."""
+    lens = [512, 1024, 2048, 4096] + ([8192] if args.full else [])
+    dims = [64, 128] if args.full else [64]
+    match = lambda name: re.search(args.filter, name) if args.filter else True
+    attention = [(f, l, e, t) for f in PEER_IMPLS for e in dims for l in lens
+                 for t in (1, 2) if match(f"attn-mlir/{f}/L{l}/E{e}/T{t}")]
+    gat = [(100000, t) for t in (1, 2)
+           if match(f"gat-fused/N100000/D16/H8/C8/T{t}")]
+    return attention, gat
+
+
+def peers_only(args, peers):
+    attention, gat = default_configs(args)
+    if not attention and not gat:
+        sys.exit("the filter matches no peer configuration")
+    peers.run_all(attention, gat, args.peer_budget)
+    fmt = lambda v: f"{v:.2f}" if v else "-"
+    if attention:
+        print()
+        print("| family | L | E | threads | PyTorch SDPA ms | Flex ms |")
+        print("|---|---|---|---|---|---|")
+        for f, l, e, t in sorted(attention, key=lambda c: (c[0], c[2], c[1], c[3])):
+            print(f"| {f} | {l} | {e} | {t} | {fmt(peers.ms('torch-sdpa', f, l, e, t))} | "
+                  f"{fmt(peers.ms('torch-flex', f, l, e, t))} |")
+    if gat:
+        print()
+        print("| GAT (N 100k, degree 16, H 8, C 8) | threads | PyG ms | PyG peak MB |")
+        print("|---|---|---|---|")
+        for n, t in gat:
+            r = peers.results.get(("pyg-gatconv", "gat", n, 64, t)) or {}
+            print(f"| PyG GATConv | {t} | {fmt(r.get('ms'))} | "
+                  f"{r['peak_mb']:.0f} |" if r.get("ms") else f"| PyG GATConv | {t} | - | - |")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--full", action="store_true")
     p.add_argument("--filter", default="")
     p.add_argument("--min-time", default="0.2")
+    p.add_argument("--peers", dest="peers", action="store_true", default=None,
+                   help="run the Python peers (default: when their venv exists)")
+    p.add_argument("--no-peers", dest="peers", action="store_false")
+    p.add_argument("--peers-only", action="store_true",
+                   help="skip attn-bench; print the peers' columns only")
+    p.add_argument("--peers-venv",
+                   default=os.environ.get("ATTN_PEERS_VENV", "/opt/attn-peers"))
+    p.add_argument("--peer-budget", type=float, default=1.0,
+                   help="seconds of timed calls per peer configuration")
     args = p.parse_args()
+
+    peers = None
+    if args.peers is not False or args.peers_only:
+        peers = Peers(args.peers_venv)
+        print(peers.status())
+        if peers.info is None:
+            peers = None
+    if args.peers_only:
+        return peers_only(args, peers) if peers else 1
 
     env_run = run([], args)
     if env_run is None:
@@ -75,15 +231,35 @@ def main():
     env_rows, best_rows = index(env_run), index(best_run) if best_run else {}
     peak = {1: float(ctx["fma_peak_gflops_1t"]), 2: float(ctx["fma_peak_gflops_2t"])}
 
-    print(f"FMA peak measured in this run: {peak[1]:.0f} GFLOP/s (1 thread), "
+    if peers:
+        attention = []
+        for (peer, config) in env_rows:
+            parts = config.split("/")
+            if peer == "attn-mlir" and len(parts) == 4 and parts[0] in PEER_IMPLS:
+                attention.append((parts[0], int(parts[1][1:]), int(parts[2][1:]),
+                                  int(parts[3][1:])))
+        gat = sorted({(int(m.group(2)), int(m.group(4))) for peer, config in env_rows
+                      if (m := GAT_NAME.match(f"{peer}/{config}"))})
+        peers.run_all(attention, gat, args.peer_budget)
+
+    print(f"Host: {ctx.get('target_cpu', '?')} ({ctx.get('target_isa', '?')}), the "
+          "target attn-mlir compiled for.")
+    print(f"FMA peak measured in this run ({ctx.get('fma_peak_isa', '?')} probe): "
+          f"{peak[1]:.0f} GFLOP/s (1 thread), "
           f"{peak[2]:.0f} GFLOP/s (2 threads). OpenBLAS kernels: "
           f"{ctx['openblas_core']} (environment, OPENBLAS_CORETYPE="
           f"{ctx['OPENBLAS_CORETYPE']}), {best_ctx['openblas_core']} (best, unset).")
+    if peers:
+        print("PyTorch peers: median of >= 3 calls after warm-up, ~"
+              f"{args.peer_budget:g} s each; SDPA takes local as a dense bool mask "
+              "(every score computed); Flex is torch.compile(flex_attention) with a "
+              "block mask (causal, local); speedup = peer ms / attn-mlir ms.")
     print()
     print("| family | L | E | threads | attn-mlir ms | GFLOP/s useful (dense-eq) | % peak (useful) | "
           "OpenBLAS-unfused ms env / best | speedup vs best | Halide ms | speedup vs Halide | "
-          "reference ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "reference ms |" + (" PyTorch SDPA ms | speedup vs SDPA | Flex ms | speedup vs Flex |"
+                              if peers else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" * 4 if peers else ""))
     def order(item):
         family, l, e, t = item[0][1].split("/")
         return (family, int(e[1:]), int(l[1:]), int(t[1:]))
@@ -106,15 +282,18 @@ def main():
         halide = env_rows.get(("halide", config))
         fmt = lambda r: f"{r['real_time']:.2f}" if r else "-"
         speedup = f"{blas_best['real_time'] / ms:.2f}x" if blas_best else "-"
-        print(f"| {family} | {l[1:]} | {e[1:]} | {threads} | {ms:.2f} | "
-              f"{useful:.0f} ({dense:.0f}) | {100 * useful / peak[threads]:.0f} % | "
-              f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | {fmt(halide)} | "
-              f"{halide['real_time'] / ms:.2f}x | {fmt(ref)} |" if halide else
-              f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | - | - | {fmt(ref)} |")
-    print_graph_tables(env_rows)
+        line = (f"| {family} | {l[1:]} | {e[1:]} | {threads} | {ms:.2f} | "
+                f"{useful:.0f} ({dense:.0f}) | {100 * useful / peak[threads]:.0f} % | "
+                f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | {fmt(halide)} | "
+                f"{halide['real_time'] / ms:.2f}x | {fmt(ref)} |" if halide else
+                f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | - | - | {fmt(ref)} |")
+        if peers:
+            line += peer_cells(peers, family, int(l[1:]), int(e[1:]), threads, ms)
+        print(line)
+    print_graph_tables(env_rows, peers)
 
 
-def print_graph_tables(rows):
+def print_graph_tables(rows, peers=None):
     """Graph-masked vs dense-masked attention, and fused vs unfused GAT."""
     masks = {k[1]: b for k, b in rows.items()
              if k[0] == "attn-mlir" and re.match(r"(graph|biasmask)\d", k[1])}
@@ -142,11 +321,22 @@ def print_graph_tables(rows):
     gat = {k[0] + "/" + k[1]: b for k, b in rows.items() if k[0].startswith("gat-")}
     if gat:
         print()
-        print("| GAT (N 100k, degree 16, H 8, C 8) | threads | ms | edges/s |")
-        print("|---|---|---|---|")
+        print("| GAT (N 100k, degree 16, H 8, C 8) | threads | ms | edges/s |" +
+              (" PyG ms | PyG peak MB | speedup vs PyG |" if peers else ""))
+        print("|---|---|---|---|" + ("---|" * 3 if peers else ""))
         for name, b in sorted(gat.items()):
-            print(f"| {name.split('/')[0]} | {name.split('/')[-1][1:]} | "
-                  f"{b['real_time']:.1f} | {b['edges_per_s'] / 1e6:.1f} M |")
+            line = (f"| {name.split('/')[0]} | {name.split('/')[-1][1:]} | "
+                    f"{b['real_time']:.1f} | {b['edges_per_s'] / 1e6:.1f} M |")
+            m = GAT_NAME.match(name)
+            if peers and m:
+                r = peers.results.get(("pyg-gatconv", "gat", int(m.group(2)), 64,
+                                       int(m.group(4)))) or {}
+                line += (f" {r['ms']:.1f} | {r['peak_mb']:.0f} | "
+                         f"{r['ms'] / b['real_time']:.2f}x |" if r.get("ms")
+                         else " - | - | - |")
+            elif peers:
+                line += " - | - | - |"
+            print(line)
 
 
 if __name__ == "__main__":
