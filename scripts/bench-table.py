@@ -256,7 +256,7 @@ def main():
               "block mask (causal, local); speedup = peer ms / attn-mlir ms.")
     print()
     print("| family | L | E | threads | attn-mlir ms | GFLOP/s useful (dense-eq) | % peak (useful) | "
-          "OpenBLAS-unfused ms env / best | speedup vs best | Halide ms | speedup vs Halide | "
+          "OpenBLAS-unfused ms env / best | speedup vs best | Halide (unblocked schedule) ms | speedup vs Halide | "
           "reference ms |" + (" PyTorch SDPA ms | speedup vs SDPA | Flex ms | speedup vs Flex |"
                               if peers else ""))
     print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" * 4 if peers else ""))

@@ -157,10 +157,11 @@ def AttnTile : Pass<"attn-tile"> {
     Block sizes come from the function's CPU target (`attn-set-target`; the
     host when none is recorded) unless given: `block-k` = 64 (a key tile of
     `E x 64` floats and the `block-q x 64` score tile stay in L1/L2 at
-    E <= 128), `block-q` a multiple of the register tile's rows of
-    `attn-vectorize` near 64: 64 on AVX-512 and NEON (8-row tiles), 48 on
-    AVX2 (6-row tiles; 64 would give 4-row tiles, 8 accumulators for two
-    4-cycle FMA pipes).
+    E <= 128), `block-q` the multiple of `attn-vectorize`'s register-tile
+    rows near 64 — 64 on AVX-512 and NEON (8-row tiles), 60 on AVX2 (6-row
+    tiles) — when it divides Lq, else 64 or 32 when they divide Lq (then
+    AVX2 runs 4-row tiles: padding Q and copying the output out of a padded
+    buffer cost more), else the multiple of the rows.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
