@@ -54,6 +54,16 @@ struct Config {
   int64_t len, dim, heads = 8;
   int threads;
 
+  /// "dense-bf16" runs "dense" on bf16 tensors (computed in f32).
+  std::string elementType() const {
+    return llvm::StringRef(family).ends_with("-bf16") ? "bf16" : "f32";
+  }
+  std::string maskFamily() const {
+    llvm::StringRef f(family);
+    f.consume_back("-bf16");
+    return f.str();
+  }
+
   std::string name() const {
     return llvm::formatv("{0}/L{1}/E{2}/T{3}", family, len, dim, threads);
   }
@@ -91,12 +101,12 @@ GraphFamily parseGraphFamily(const std::string &family) {
 /// The attn.sdpa function of one benchmark family; `nnz` sizes col_idx of
 /// the graph families.
 std::string moduleFor(const Config &c, int64_t nnz) {
-  std::string qkv =
-      llvm::formatv("tensor<1x{0}x{1}x{2}xf32>", c.heads, c.len, c.dim);
+  std::string qkv = llvm::formatv("tensor<1x{0}x{1}x{2}x{3}>", c.heads, c.len,
+                                  c.dim, c.elementType());
   std::string args = llvm::formatv("%q: {0}, %k: {0}, %v: {0}", qkv);
   std::string types = llvm::formatv("{0}, {0}, {0}", qkv);
   std::string operands, attrs;
-  if (c.family == "causal") {
+  if (c.maskFamily() == "causal") {
     attrs = "{mask = #attn.mask<causal>}";
   } else if (c.family == "local") {
     attrs = "{mask = #attn.mask<local>, window_left = 128 : i64, "
@@ -206,7 +216,7 @@ std::unique_ptr<Prepared> prepareInputs(const Config &c) {
     }
     return p;
   }
-  if (c.family == "causal") {
+  if (c.maskFamily() == "causal") {
     m.kind = UnfusedMask::causal;
     p->usefulPairs = double(l) * double(l + 1) / 2;
   } else if (c.family == "local") {
@@ -261,7 +271,8 @@ bool checkFailed = false;
 /// Compares the first call's output of @attn with the C++ reference: at
 /// large L only about 64 query rows per head (every L/64-th and the last;
 /// the reference is a naive double loop), all of them for GAT. The
-/// tolerance is attn-run --check's: 1e-5 times the largest |expected|.
+/// tolerance is attn-run --check's: 1e-5 times the largest |expected| (two
+/// units in the last place for f16 / bf16 results).
 /// False (and the benchmark skipped with the reason) on a mismatch.
 bool checkAgainstReference(benchmark::State &state, Prepared &p,
                            const std::string &name) {
@@ -308,7 +319,12 @@ bool checkAgainstReference(benchmark::State &state, Prepared &p,
           maxErr = std::max(maxErr, err);
         }
       }
-  double tolerance = 1e-5 * std::max(scale, 1e-30);
+  // Two units in the last place for 16-bit results (the reference rounds
+  // once from double, the compiled code from f32).
+  double rtol = got.dtype() == DType::bf16  ? 0x1p-6
+                : got.dtype() == DType::f16 ? 0x1p-9
+                                            : 1e-5;
+  double tolerance = rtol * std::max(scale, 1e-30);
   bool ok = maxErr <= tolerance;
   std::string line = llvm::formatv(
       "--check {0}: {1} of {2} values vs the C++ reference, max |error| "
@@ -449,6 +465,25 @@ void runHalide(benchmark::State &state, const Config &c) {
   for (auto _ : state)
     fn(q, k, v, kvLength, table, graph, out);
   setCounters(state, c, p->usefulPairs);
+}
+
+/// bf16 attention (computed in f32) next to PyTorch's bf16 SDPA: attn-mlir
+/// only (the C peers take f32).
+void registerReducedPrecision(bool full) {
+  std::vector<int64_t> lens = full ? std::vector<int64_t>{1024, 4096, 8192}
+                                   : std::vector<int64_t>{1024, 4096};
+  for (std::string family : {"dense-bf16", "causal-bf16"})
+    for (int64_t len : lens)
+      for (int threads : {1, 2}) {
+        Config c{family, len, 64, 8, threads};
+        std::string tiled =
+            llvm::formatv("attn-cpu-pipeline{{threads={0}}", threads);
+        benchmark::RegisterBenchmark(
+            ("attn-mlir/" + c.name()).c_str(),
+            [c, tiled](benchmark::State &s) { runMlir(s, c, tiled); })
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
 }
 
 void registerAll(bool full) {
@@ -608,6 +643,7 @@ int main(int argc, char **argv) {
   benchmark::AddCustomContext("target_isa", target.isaName().str());
 
   registerAll(full);
+  registerReducedPrecision(full);
   registerGraphMasks();
   registerGat();
   benchmark::Initialize(&n, args.data());

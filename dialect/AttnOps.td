@@ -83,7 +83,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
     is `B x Hkv x Lk x Ev`, the output is `B x H x Lq x Ev` and the optional
     `lse` result is `B x H x Lq`. `Hkv` must divide `H`; query head `h` reads
     key/value head `h / G` with `G = H / Hkv` (grouped-query and multi-query
-    attention). All floating-point operands share one element type.
+    attention). All floating-point operands and results share one element
+    type: f32, f64, f16 or bf16. With f16 and bf16, scores, the softmax and
+    all sums are computed in f32 and the results rounded once to the element
+    type (as FlashAttention does); every lowering does this.
 
     A row with no allowed key yields `o_i = 0` and `lse_i = -inf`, never NaN.
     Softmax is computed stably (max-subtracted).
@@ -141,6 +144,8 @@ def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
     `(D + 2*Hkv*hd) x D` (PyTorch's `in_proj_weight` when `Hkv = H`),
     `in_proj_bias` is optional and packed the same way, `out_proj_weight` is
     `D x D` and `out_proj_bias` (optional) is `D`. The output is `B x Lq x D`.
+    Element types as for `attn.sdpa` (f16/bf16: projections and attention
+    computed in f32, the output rounded once).
 
     The mask options are those of `attn.sdpa` with head dim `hd`
     (`attn-decompose-mha` forwards them to the `attn.sdpa` it creates):
@@ -207,6 +212,8 @@ def Attn_GatOp : Attn_Op<"gat", [Pure]> {
     Duplicate edges are separate edges (each enters the softmax), as in PyG.
     With `add_self_loops` (default true, as in PyG) existing self loops are
     dropped and one self loop per node is added. A node without in-edges gets `0` (plus bias), never NaN.
+    Element types as for `attn.sdpa` (f16/bf16: computed in f32, the output
+    rounded once).
 
     Example:
 

@@ -34,7 +34,8 @@ BENCH = os.path.join(os.environ.get("ATTN_BUILD_DIR", os.path.join(ROOT, "build"
                      "bin", "attn-bench")
 PEERS_SCRIPT = os.path.join(ROOT, "bench", "peers", "torch_peers.py")
 # Peers of each attn-mlir family: (torch_peers.py --impl, its column).
-PEER_IMPLS = {"dense": ("sdpa",), "causal": ("sdpa", "flex"), "local": ("sdpa", "flex")}
+PEER_IMPLS = {"dense": ("sdpa",), "causal": ("sdpa", "flex"), "local": ("sdpa", "flex"),
+              "dense-bf16": ("sdpa",), "causal-bf16": ("sdpa",)}
 GAT_NAME = re.compile(r"gat-(fused|unfused)/N(\d+)/D(\d+)/H8/C8/T(\d+)$")
 
 
@@ -107,8 +108,12 @@ class Peers:
     def run(self, impl, family, lens, dims, threads, budget):
         if not self.has(impl) or not lens:
             return
-        cmd = [self.python, PEERS_SCRIPT, "--impl", impl, "--family", family,
+        # "dense-bf16": the dense family on bf16 tensors.
+        base, _, dtype = family.partition("-")
+        cmd = [self.python, PEERS_SCRIPT, "--impl", impl, "--family", base,
                "--threads", ",".join(map(str, sorted(threads))), "--budget", str(budget)]
+        if dtype:
+            cmd += ["--dtype", dtype]
         if family != "gat":
             cmd += ["--L", ",".join(map(str, sorted(lens))),
                     "--E", ",".join(map(str, sorted(dims)))]
@@ -123,7 +128,7 @@ class Peers:
                 if r.get("error"):
                     print(f"peers: {r['peer']} {family} L{r['L']} E{r['E']} "
                           f"T{r['threads']}: {r['error']}", file=sys.stderr)
-                self.results[(r["peer"], r["family"], r["L"], r["E"], r["threads"])] = r
+                self.results[(r["peer"], family, r["L"], r["E"], r["threads"])] = r
         if proc.returncode != 0:
             tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             print(f"peers: {impl} {family} failed: {tail}", file=sys.stderr)

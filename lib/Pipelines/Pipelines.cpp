@@ -22,13 +22,15 @@ using namespace mlir;
 static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
                                        int64_t threads, bool vectorize,
                                        int64_t registerRows = 0,
-                                       int64_t registerCols = 0) {
+                                       int64_t registerCols = 0,
+                                       int64_t vectorWidth = 0) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (vectorize) {
     attn::AttnVectorizeOptions tiles;
     tiles.registerRows = registerRows;
     tiles.registerCols = registerCols;
+    tiles.vectorWidth = vectorWidth;
     pm.addNestedPass<func::FuncOp>(attn::createAttnVectorize(tiles));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
@@ -77,6 +79,9 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
   // (which emits them in any case).
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
+  // bf16 results (f16/bf16 attention computed in f32, rounded back): the
+  // rounding as integer arithmetic, not LLVM's __truncsfbf2 calls.
+  pm.addPass(attn::createAttnExpandBf16());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
@@ -139,7 +144,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     return addLinalgCleanup(pm);
   addBufferizeAndLowerToLLVM(pm, options.outParams, options.threads,
                              options.vectorize, options.registerRows,
-                             options.registerCols);
+                             options.registerCols, options.vectorWidth);
 }
 
 void mlir::attn::registerAttnPipelines() {

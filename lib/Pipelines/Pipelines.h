@@ -58,6 +58,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Rows of a contraction's register tile (attn-vectorize; "
                      "0: from the target)"),
       llvm::cl::init(0)};
+  Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Elements per vector of elementwise ops "
+                     "(attn-vectorize; 0: from the target)"),
+      llvm::cl::init(0)};
   Option<int64_t> registerCols{
       *this, "register-cols",
       llvm::cl::desc("Columns of a contraction's register tile "

@@ -92,12 +92,15 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
     env.bind(arg, t);
 
   for (Operation &op : func.getBody().front()) {
-    for (Type t : op.getResultTypes())
-      if (!cast<RankedTensorType>(t).getElementType().isF32() &&
+    for (Type t : op.getResultTypes()) {
+      Type elem = cast<RankedTensorType>(t).getElementType();
+      if (!elem.isF32() && !elem.isF16() && !elem.isBF16() &&
           !isa<func::ReturnOp>(op))
-        return createStringError("the C++ reference computes f32 only; '%s' "
-                                 "returns a non-f32 tensor",
-                                 op.getName().getStringRef().str().c_str());
+        return createStringError(
+            "the C++ reference computes f32, f16 and bf16 results; '%s' "
+            "returns another type",
+            op.getName().getStringRef().str().c_str());
+    }
     if (auto sdpa = dyn_cast<SdpaOp>(op)) {
       HostTensor &out = env.make(sdpa.getOutput());
       HostTensor *lse = sdpa.getLse() ? &env.make(sdpa.getLse()) : nullptr;
@@ -259,9 +262,9 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
       continue;
     }
     HostTensor t = tensorFor(func.getArgumentTypes()[i]);
-    bool isFloat = t.dtype() == DType::f32 || t.dtype() == DType::f64;
+    bool floating = isFloat(t.dtype());
     for (int64_t e = 0; e < t.numElements(); ++e)
-      t.setDouble(e, isFloat ? uniform(gen) : double(uniformInt(0, 3)));
+      t.setDouble(e, floating ? uniform(gen) : double(uniformInt(0, 3)));
     result.push_back(std::move(t));
   }
   return result;

@@ -39,6 +39,10 @@ void mlir::attn::registerRuntimeDialects(DialectRegistry &registry) {
 std::optional<DType> mlir::attn::dtypeOf(Type t) {
   if (t.isF32())
     return DType::f32;
+  if (t.isF16())
+    return DType::f16;
+  if (t.isBF16())
+    return DType::bf16;
   if (t.isF64())
     return DType::f64;
   if (t.isSignlessInteger(32))
@@ -114,7 +118,7 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
       jit->unsupported[func.getName()] =
           "function @" + func.getName().str() +
           ": the runtime calls functions whose arguments and results are "
-          "statically shaped tensors of f32, f64, i32 or i64";
+          "statically shaped tensors of f32, f64, f16, bf16, i32 or i64";
       continue;
     }
     jit->signatures[func.getName()] = func.getFunctionType();

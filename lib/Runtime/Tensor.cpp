@@ -2,6 +2,7 @@
 
 #include "lib/Runtime/Tensor.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -20,6 +21,9 @@ using llvm::StringRef;
 
 size_t mlir::attn::dtypeSize(DType t) {
   switch (t) {
+  case DType::f16:
+  case DType::bf16:
+    return 2;
   case DType::f32:
   case DType::i32:
     return 4;
@@ -30,8 +34,38 @@ size_t mlir::attn::dtypeSize(DType t) {
   llvm_unreachable("unknown dtype");
 }
 
+bool mlir::attn::isFloat(DType t) {
+  return t == DType::f32 || t == DType::f64 || t == DType::f16 ||
+         t == DType::bf16;
+}
+
+/// The 16-bit float semantics of f16 / bf16.
+static const llvm::fltSemantics &halfSemantics(DType t) {
+  return t == DType::f16 ? llvm::APFloat::IEEEhalf()
+                         : llvm::APFloat::BFloat();
+}
+
+static double halfBitsToDouble(DType t, uint16_t bits) {
+  llvm::APFloat v(halfSemantics(t), llvm::APInt(16, bits));
+  bool lost;
+  v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return v.convertToDouble();
+}
+
+static uint16_t doubleToHalfBits(DType t, double d) {
+  llvm::APFloat v(d);
+  bool lost;
+  v.convert(halfSemantics(t), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
+}
+
 StringRef mlir::attn::dtypeName(DType t) {
   switch (t) {
+  case DType::f16:
+    return "f16";
+  case DType::bf16:
+    return "bf16";
   case DType::f32:
     return "f32";
   case DType::f64:
@@ -82,6 +116,9 @@ int64_t HostTensor::numElements() const {
 
 double HostTensor::getDouble(int64_t i) const {
   switch (type) {
+  case DType::f16:
+  case DType::bf16:
+    return halfBitsToDouble(type, as<uint16_t>()[i]);
   case DType::f32:
     return as<float>()[i];
   case DType::f64:
@@ -107,6 +144,10 @@ int64_t HostTensor::getInt(int64_t i) const {
 
 void HostTensor::setDouble(int64_t i, double v) {
   switch (type) {
+  case DType::f16:
+  case DType::bf16:
+    as<uint16_t>()[i] = doubleToHalfBits(type, v);
+    return;
   case DType::f32:
     as<float>()[i] = static_cast<float>(v);
     return;
@@ -154,6 +195,9 @@ static const char kMagic[] = "\x93NUMPY";
 
 static StringRef npyDescr(DType t) {
   switch (t) {
+  case DType::f16:
+    return "<f2";
+  case DType::bf16: // written as f32 (writeNpy)
   case DType::f32:
     return "<f4";
   case DType::f64:
@@ -217,6 +261,8 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
   DType dtype;
   if (descr->starts_with("'<f4'") || descr->starts_with("'float32'"))
     dtype = DType::f32;
+  else if (descr->starts_with("'<f2'"))
+    dtype = DType::f16;
   else if (descr->starts_with("'<f8'"))
     dtype = DType::f64;
   else if (descr->starts_with("'<i4'"))
@@ -225,7 +271,7 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
     dtype = DType::i64;
   else
     return createStringError(
-        "%s: unsupported dtype %s (expected <f4, <f8, <i4 "
+        "%s: unsupported dtype %s (expected <f2, <f4, <f8, <i4 "
         "or <i8)",
         p.c_str(),
         descr->take_until([](char c) { return c == ','; }).str().c_str());
@@ -279,7 +325,16 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
   return t;
 }
 
-Error mlir::attn::writeNpy(StringRef path, const HostTensor &tensor) {
+Error mlir::attn::writeNpy(StringRef path, const HostTensor &source) {
+  // NumPy has no bfloat16: its values are written exactly as f32.
+  HostTensor widened;
+  if (source.dtype() == DType::bf16) {
+    widened = HostTensor(DType::f32, source.shape());
+    for (int64_t i = 0; i < source.numElements(); ++i)
+      widened.setDouble(i, source.getDouble(i));
+  }
+  const HostTensor &tensor =
+      source.dtype() == DType::bf16 ? widened : source;
   // NumPy's tuple syntax: "()", "(n,)", "(a, b)".
   std::string shape = "(";
   llvm::ListSeparator sep(", ");

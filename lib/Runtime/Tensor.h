@@ -20,7 +20,12 @@
 
 namespace mlir::attn {
 
-enum class DType { f32, f64, i32, i64 };
+/// Element types. f16 (IEEE half) and bf16 (bfloat16) are stored as their
+/// 16-bit patterns; getDouble/setDouble convert (round to nearest even).
+enum class DType { f32, f64, i32, i64, f16, bf16 };
+
+/// True for f32, f64, f16 and bf16.
+bool isFloat(DType t);
 
 /// Size in bytes of one element.
 size_t dtypeSize(DType t);
@@ -75,9 +80,10 @@ struct TensorSummary {
 };
 TensorSummary summarize(const HostTensor &tensor);
 
-/// Reads a .npy file (format v1/v2/v3, C order, little-endian f4/f8/i4/i8).
+/// Reads a .npy file (format v1/v2/v3, C order, little-endian f2/f4/f8/i4/i8).
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
-/// Writes `tensor` as a version-1 .npy file.
+/// Writes `tensor` as a version-1 .npy file (bf16, which NumPy lacks, as its
+/// exact f32 values).
 llvm::Error writeNpy(llvm::StringRef path, const HostTensor &tensor);
 
 } // namespace mlir::attn

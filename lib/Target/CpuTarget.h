@@ -62,6 +62,12 @@ struct CpuTarget {
     return std::clamp<int64_t>((vectorRegisters - 3) / 2, 1, 8);
   }
   int64_t registerTileCols() const { return 2 * f32Lanes(); }
+  /// f32 elements per vector of elementwise code (attn-vectorize): an
+  /// eighth of the register file, so that the temporaries of a polynomial
+  /// exp stay in registers: 64 on AVX-512, 16 on AVX2 and NEON.
+  int64_t elementwiseWidth() const {
+    return std::max<int64_t>(f32Lanes(), f32Lanes() * vectorRegisters / 8);
+  }
   /// `AVX-512`, `AVX2`, `SSE`, `NEON` or `scalar`: the vector ISA the
   /// lowerings target.
   llvm::StringRef isaName() const { return isa; }

@@ -123,6 +123,7 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
 struct AttnDecomposeMha : attn::impl::AttnDecomposeMhaBase<AttnDecomposeMha> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    populateWidenPrecisionPatterns(patterns);
     populateDecomposeMhaPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

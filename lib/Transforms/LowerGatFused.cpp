@@ -405,6 +405,7 @@ struct AttnLowerGat : attn::impl::AttnLowerGatBase<AttnLowerGat> {
             "cannot be lowered: attn-lower-gat needs static shapes")))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
+    populateWidenPrecisionPatterns(patterns);
     patterns.add<LowerGatFused>(&getContext(), edgeBlock);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -343,6 +343,7 @@ struct AttnLowerGatUnfused
             "cannot be lowered: attn-lower-gat-unfused needs static shapes")))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
+    populateWidenPrecisionPatterns(patterns);
     patterns.add<LowerGatUnfused>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

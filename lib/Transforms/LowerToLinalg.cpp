@@ -27,6 +27,7 @@ struct AttnLowerToLinalg
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
+    populateWidenPrecisionPatterns(patterns);
     populateDecomposeMhaPatterns(patterns);
     populateLowerSdpaToLinalgPatterns(patterns);
     populateLowerGatToLinalgPatterns(patterns);

@@ -25,6 +25,9 @@ namespace attn {
 #define GEN_PASS_REGISTRATION
 #include "lib/Transforms/Passes.h.inc"
 
+/// attn ops on f16/bf16 tensors -> the same ops on f32 copies, results
+/// rounded back (every lowering includes these: softmax and sums in f32).
+void populateWidenPrecisionPatterns(RewritePatternSet &patterns);
 /// attn.mha -> projections + attn.sdpa.
 void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 /// attn.sdpa -> linalg (materialised scores; the reference lowering).

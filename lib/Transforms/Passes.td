@@ -47,6 +47,10 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     %o  = tensor.collapse_shape %o5 [[0], [1, 2], [3], [4]]
     ```
 
+    Ops on f16 or bf16 tensors are computed in f32 (every lowering does
+    this): their float operands are extended to f32, the op runs on f32, and
+    the results are rounded back to the input type.
+
     Ops with dynamic shapes are rejected with an error naming the operand.
   }];
   let dependentDialects = [
@@ -149,6 +153,9 @@ def AttnTile : Pass<"attn-tile"> {
     key tile repeated the work for every query tile; an `E x Lk` layout put
     the block's rows `Lk` floats apart, on the same few L1 sets).
 
+    f16 and bf16 operands are extended to f32 once per call and the results
+    rounded back: scores, the online softmax and the accumulators are f32.
+
     Lengths that the blocks do not divide are padded with zeros up to a
     multiple of the block (Q rows and K/V rows); padded keys are masked on the
     last key tile and padded query rows are sliced off, so every tile has a
@@ -236,8 +243,10 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       reduction is stepped one element at a time) become `vector.contract`s
       that lower to outer-product FMAs, with the accumulator kept in
       registers across the reduction loop by `attn-lower-vectors`;
-    - elementwise ops and row reductions: one row at a time, the last
-      dimension up to `vector-width` elements;
+    - elementwise ops: one row at a time, the last dimension up to
+      `vector-width` elements (from the target: an eighth of the register
+      file, so that a polynomial exp's temporaries stay in registers); row
+      reductions reduce a whole row;
     - transposes of the two innermost dimensions (`K^T`): blocks of one
       register's lanes squared (16 x 16 on AVX-512, 8 x 8 on AVX2);
     - a `linalg.fill` that only initialises a contraction's accumulator (a
@@ -274,8 +283,9 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
            "Rows of a contraction's register tile (0: from the target)">,
     Option<"registerCols", "register-cols", "int64_t", /*default=*/"0",
            "Columns of a contraction's register tile (0: from the target)">,
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"64",
-           "Elements per vector of elementwise ops and reductions">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "Elements per vector of elementwise ops (0: from the target, "
+           "lanes x registers / 8: 64 on AVX-512, 16 on AVX2 and NEON)">,
     Option<"parallelChunks", "parallel-chunks", "int64_t", /*default=*/"8",
            "Pieces a large op outside parallel loops is split into for the "
            "threads (1: none)">
@@ -305,6 +315,26 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
     "::mlir::math::MathDialect"
   ];
+}
+
+def AttnExpandBf16 : Pass<"attn-expand-bf16"> {
+  let summary = "Expand f32 <-> bf16 conversions into integer arithmetic";
+  let description = [{
+    `arith.truncf` to bf16 (round to nearest even) and `arith.extf` from bf16
+    become bit casts, shifts and adds on i32 (MLIR's bf16 expansion
+    patterns). LLVM's x86 backend turns an `fptrunc` to bfloat into a call
+    of `__truncsfbf2` (scalar and vector alike, unless the target has
+    AVX512-BF16), which is slow and which the JIT cannot always resolve; the
+    CPU pipelines run this pass before the LLVM conversion.
+
+    ```mlir
+    %b = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+    // becomes
+    %i = arith.bitcast %x : vector<16xf32> to vector<16xi32>
+    ... arith.addi (rounding bias), arith.shrui %.., 16, arith.trunci, arith.bitcast
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 def AttnLowerGat : Pass<"attn-lower-gat"> {

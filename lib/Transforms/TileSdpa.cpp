@@ -505,6 +505,7 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
+    populateWidenPrecisionPatterns(patterns);
     patterns.add<TileSdpa>(&getContext(), blockQ, blockK, graphEdgeDensity,
                            edgeBlock);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

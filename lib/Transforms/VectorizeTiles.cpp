@@ -118,7 +118,9 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       if (last > 0)
         sizes[last - 1] = 1;
     } else {
-      sizes[last] = vectorDivisorAtMost(ranges[last], vectorWidth, lanes);
+      sizes[last] = vectorDivisorAtMost(
+          ranges[last],
+          vectorWidth > 0 ? vectorWidth : target.elementwiseWidth(), lanes);
     }
     return sizes;
   }

@@ -180,3 +180,19 @@ func.func @mha(%x: tensor<1x4x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>
       : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
   return %y : tensor<1x4x8xf32>
 }
+
+// -----
+
+// f16 operands: the reference lowering computes in f32 too (extend, lower,
+// round the results back).
+
+// CHECK-LABEL: func @f16
+// CHECK: arith.extf {{.*}} : f16 to f32
+// CHECK: math.exp {{.*}} : f32
+// CHECK: arith.truncf {{.*}} : f32 to f16
+// CHECK: return {{.*}} : tensor<1x2x8x4xf16>
+func.func @f16(%q: tensor<1x2x8x4xf16>, %k: tensor<1x2x8x4xf16>, %v: tensor<1x2x8x4xf16>) -> tensor<1x2x8x4xf16> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<1x2x8x4xf16>, tensor<1x2x8x4xf16>, tensor<1x2x8x4xf16>) -> tensor<1x2x8x4xf16>
+  return %o : tensor<1x2x8x4xf16>
+}

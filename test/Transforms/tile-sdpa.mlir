@@ -214,3 +214,20 @@ func.func @shaw(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1
       : (tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<3x4xf32>) -> tensor<1x1x8x4xf32>
   return %o : tensor<1x1x8x4xf32>
 }
+
+// -----
+
+// bf16 operands: extended to f32 once, tiled attention (scores, online
+// softmax, accumulators) in f32, the output rounded back to bf16.
+
+// CHECK-LABEL: func @bf16
+// CHECK: arith.extf {{.*}} : bf16 to f32
+// CHECK: scf.forall
+// CHECK:   scf.for {{.*}} -> (tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>)
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK: return {{.*}} : tensor<1x1x8x4xbf16>
+func.func @bf16(%q: tensor<1x1x8x4xbf16>, %k: tensor<1x1x8x4xbf16>, %v: tensor<1x1x8x4xbf16>) -> tensor<1x1x8x4xbf16> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x1x8x4xbf16>, tensor<1x1x8x4xbf16>, tensor<1x1x8x4xbf16>) -> tensor<1x1x8x4xbf16>
+  return %o : tensor<1x1x8x4xbf16>
+}

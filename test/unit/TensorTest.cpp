@@ -37,7 +37,8 @@ protected:
 };
 
 TEST_F(NpyTest, RoundTripsEveryDtypeAndRank) {
-  for (DType dtype : {DType::f32, DType::f64, DType::i32, DType::i64}) {
+  for (DType dtype :
+       {DType::f32, DType::f64, DType::i32, DType::i64, DType::f16}) {
     for (const std::vector<int64_t> &shape :
          std::vector<std::vector<int64_t>>{{}, {5}, {2, 3, 4}}) {
       HostTensor t(dtype, shape);
@@ -126,6 +127,43 @@ TEST_F(NpyTest, RejectsMalformedFilesWithOneClearMessage) {
            std::string("\x93NUMPY\x01\x00\x40\x00{'descr'", 17));
   EXPECT_NE(readError("truncated.npy").find("truncated .npy header"),
             std::string::npos);
+}
+
+// 16-bit floats: stored as bit patterns, converted with round to nearest
+// even; the patterns are the IEEE / bfloat16 encodings worked out by hand.
+TEST(HalfTest, StoresRoundedBitPatterns) {
+  HostTensor h(DType::f16, {4}), b(DType::bf16, {4});
+  const double values[4] = {1.0, 65504.0, 1.0 + 0x1p-11, -2.5};
+  for (int i = 0; i < 4; ++i) {
+    h.setDouble(i, values[i]);
+    b.setDouble(i, values[i]);
+  }
+  const uint16_t *hb = h.as<uint16_t>(), *bb = b.as<uint16_t>();
+  EXPECT_EQ(hb[0], 0x3C00);
+  EXPECT_EQ(hb[1], 0x7BFF); // the largest finite half
+  EXPECT_EQ(hb[2], 0x3C00); // halfway between 1 and 1 + 2^-10: even
+  EXPECT_EQ(hb[3], 0xC100);
+  EXPECT_EQ(bb[0], 0x3F80);
+  EXPECT_EQ(bb[1], 0x4780); // 65504 rounds up to 2^16 in bf16
+  EXPECT_EQ(bb[2], 0x3F80);
+  EXPECT_EQ(bb[3], 0xC020);
+  EXPECT_EQ(h.getDouble(3), -2.5);
+  EXPECT_EQ(b.getDouble(1), 65536.0);
+  EXPECT_EQ(dtypeSize(DType::bf16), 2u);
+}
+
+// NumPy has no bfloat16: a bf16 tensor is written with its exact f32 values.
+TEST_F(NpyTest, WritesBf16AsExactF32) {
+  HostTensor b(DType::bf16, {3});
+  b.setDouble(0, 1.0 / 3.0);
+  b.setDouble(1, -7.0);
+  b.setDouble(2, 1e30);
+  ASSERT_FALSE(writeNpy(path("b.npy"), b));
+  auto back = readNpy(path("b.npy"));
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->dtype(), DType::f32);
+  for (int64_t i = 0; i < 3; ++i)
+    EXPECT_EQ(back->getDouble(i), b.getDouble(i));
 }
 
 } // namespace

@@ -172,13 +172,25 @@ static void printSummary(llvm::StringRef name, const HostTensor &t) {
 /// rtol * max |want| (errors relative to the result's scale: an output that is
 /// a cancelling sum of many terms is not held to 1e-5 of its own tiny value).
 /// Infinities must match exactly and NaN never passes.
+/// The relative tolerance of a result of `dtype`: --rtol, and at least two
+/// units in the last place of a 16-bit result (the reference rounds its
+/// double result once, the compiled code rounds an f32 result: the two may
+/// differ by one unit, 2^-7 relative for bf16 and 2^-10 for f16).
+static double toleranceFor(DType dtype) {
+  double ulp = dtype == DType::bf16  ? 0x1p-7
+               : dtype == DType::f16 ? 0x1p-10
+                                     : 0.0;
+  return std::max<double>(relTol, 2 * ulp);
+}
+
 static bool compare(unsigned index, const HostTensor &got,
                     const HostTensor &want) {
   double scale = 0;
   for (int64_t i = 0; i < want.numElements(); ++i)
     if (std::isfinite(want.getDouble(i)))
       scale = std::max(scale, std::fabs(want.getDouble(i)));
-  double atol = absTol >= 0 ? double(absTol) : relTol * scale;
+  double rtol = toleranceFor(got.dtype());
+  double atol = absTol >= 0 ? double(absTol) : rtol * scale;
 
   double maxAbs = 0;
   int64_t firstBad = -1, bad = 0;
@@ -190,7 +202,7 @@ static bool compare(unsigned index, const HostTensor &got,
     } else {
       double err = std::fabs(a - w);
       maxAbs = std::max(maxAbs, err);
-      ok = err <= atol + relTol * std::fabs(w);
+      ok = err <= atol + rtol * std::fabs(w);
     }
     if (!ok && bad++ == 0)
       firstBad = i;
@@ -339,7 +351,8 @@ static int runFunction(JitModule &jit, func::FuncOp original) {
   if (!dumpDir.empty())
     if (llvm::Error err = dump("reference", pointers(*expected)))
       return fail(std::move(err));
-  llvm::outs() << llvm::format("check against the C++ reference (rtol %g):\n",
+  llvm::outs() << llvm::format("check against the C++ reference (rtol %g; two "
+                               "units in the last place of f16/bf16 results):\n",
                                double(relTol));
   bool allOk = true;
   for (auto [i, pair] : llvm::enumerate(llvm::zip(*results, *expected)))

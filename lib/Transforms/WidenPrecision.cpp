@@ -1,0 +1,87 @@
+//===- WidenPrecision.cpp - f16/bf16 attention computed in f32 ------------===//
+//
+// attn ops on f16 or bf16 tensors compute their scores, softmax and sums in
+// f32 (as FlashAttention does): every float operand is extended to f32 once,
+// the op runs on f32 tensors, and its results are rounded back to the input
+// type. Every lowering of the attn ops includes these patterns, so no
+// lowering ever accumulates in 16 bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnOps.h"
+#include "lib/Transforms/LinalgBuilders.h"
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// f16 and bf16: the element types computed in f32.
+bool isReduced(Type t) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  return tensor && (tensor.getElementType().isF16() ||
+                    tensor.getElementType().isBF16());
+}
+
+/// `value` with every element converted to `elem` (arith.extf / truncf).
+Value convert(OpBuilder &b, Location loc, Value value, Type elem) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), elem);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  bool widen = elem.getIntOrFloatBitWidth() >
+               type.getElementType().getIntOrFloatBitWidth();
+  return buildElementwise(b, loc, init, value, {id},
+                          [&](OpBuilder &b, Location loc, ValueRange args) {
+                            return widen ? arith::ExtFOp::create(b, loc, elem,
+                                                                 args[0])
+                                               .getResult()
+                                         : arith::TruncFOp::create(b, loc, elem,
+                                                                   args[0])
+                                               .getResult();
+                          });
+}
+
+/// An attn op whose float operands are f16/bf16: the same op on f32 copies,
+/// its results rounded back.
+template <typename OpTy> struct WidenToF32 : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!llvm::any_of(op->getOperandTypes(), isReduced))
+      return rewriter.notifyMatchFailure(op, "no f16/bf16 operand");
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(isReduced(v.getType()) ? convert(rewriter, loc, v, f32)
+                                                : v);
+    Operation *wide = rewriter.clone(*op.getOperation());
+    wide->setOperands(operands);
+    SmallVector<Value> results;
+    for (auto [oldResult, newResult] :
+         llvm::zip(op->getResults(), wide->getResults())) {
+      auto type = cast<RankedTensorType>(oldResult.getType());
+      if (!isReduced(type)) {
+        results.push_back(newResult);
+        continue;
+      }
+      newResult.setType(type.clone(f32));
+      rewriter.setInsertionPointAfter(wide);
+      results.push_back(
+          convert(rewriter, loc, newResult, type.getElementType()));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateWidenPrecisionPatterns(RewritePatternSet &patterns) {
+  patterns.add<WidenToF32<SdpaOp>, WidenToF32<MhaOp>, WidenToF32<GatOp>>(
+      patterns.getContext(), /*benefit=*/10);
+}
