@@ -19,8 +19,9 @@ namespace mlir::attn {
 
 /// Evaluates `func` with the C++ reference: every op in its body must be an
 /// attn op (or func.return); operands are function arguments or results of
-/// earlier attn ops. With `rowStride` > 1, attn.sdpa computes only every
-/// rowStride-th query row and the last (the others are zero).
+/// earlier attn ops. With `rowStride` > 1, attn.sdpa computes only one query
+/// row per `rowStride` (reference::isSampledRow) and the last; the others
+/// are zero.
 llvm::Expected<std::vector<HostTensor>>
 evaluateWithReference(func::FuncOp func,
                       llvm::ArrayRef<const HostTensor *> inputs,

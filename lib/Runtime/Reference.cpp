@@ -59,7 +59,7 @@ void reference::sdpa(const HostTensor &q, const HostTensor &k,
   for (int64_t b = 0; b < nb; ++b)
     for (int64_t h = 0; h < nh; ++h)
       for (int64_t i = 0; i < lq; ++i) {
-        if (i % m.rowStride != 0 && i != lq - 1)
+        if (!isSampledRow(i, lq, m.rowStride))
           continue;
         int64_t kh = h / group, ia = i + (lk - lq);
         double rowMax = kNegInf;

@@ -33,10 +33,17 @@ struct MaskArgs {
   const HostTensor *alibi = nullptr;     ///< [H]
   const HostTensor *rowPtr = nullptr;    ///< [Lq+1]
   const HostTensor *colIdx = nullptr;    ///< [nnz]
-  /// Only query rows i with i % rowStride == 0, and the last row, are
-  /// computed (a sampled check at large L); the others are left untouched.
+  /// Only the rows isSampledRow(i, Lq, rowStride) selects are computed (a
+  /// sampled check at large L); the others are left untouched.
   int64_t rowStride = 1;
 };
+
+/// One query row per block of `stride` rows, at an offset that walks through
+/// the block (block k samples row k * stride + k % stride, so the samples
+/// fall on every position of a register or query tile), and the last row.
+inline bool isSampledRow(int64_t i, int64_t rows, int64_t stride) {
+  return stride <= 1 || i == rows - 1 || i % stride == (i / stride) % stride;
+}
 
 /// q [B,H,Lq,E], k [B,Hkv,Lk,E], v [B,Hkv,Lk,Ev] -> out [B,H,Lq,Ev] (f32),
 /// and lse [B,H,Lq] when `lse` is non-null.

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -25,6 +26,11 @@ std::string TileChoice::pipelineOptions() const {
                        "register-cols={3}",
                        blockQ, blockK, registerRows, registerCols)
       .str();
+}
+
+std::string mlir::attn::tuningTarget(const CpuTarget &target) {
+  return target.features.empty() ? target.cpu
+                                 : target.cpu + " " + target.features;
 }
 
 std::string mlir::attn::tuningKey(func::FuncOp func) {
@@ -105,6 +111,19 @@ llvm::Expected<TuningCache> TuningCache::load(llvm::StringRef path) {
   return cache;
 }
 
+std::optional<TileChoice> TuningCache::find(llvm::StringRef path,
+                                            llvm::StringRef target,
+                                            llvm::StringRef key,
+                                            int64_t threads) {
+  llvm::Expected<TuningCache> cache = load(path);
+  if (!cache) {
+    llvm::errs() << "warning: tuning cache ignored: "
+                 << llvm::toString(cache.takeError()) << "\n";
+    return std::nullopt;
+  }
+  return cache->lookup(target, key, threads);
+}
+
 std::optional<TileChoice> TuningCache::lookup(llvm::StringRef cpu,
                                               llvm::StringRef key,
                                               int64_t threads) const {
@@ -141,14 +160,27 @@ llvm::Error TuningCache::save(llvm::StringRef path) const {
                                       {"register_rows", e.choice.registerRows},
                                       {"register_cols", e.choice.registerCols},
                                       {"ms", e.ms}});
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
+  std::string temp = (path + ".tmp" + llvm::Twine(::getpid())).str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temp, ec);
+    if (ec)
+      return createStringError("%s: %s", temp.c_str(), ec.message().c_str());
+    os << llvm::formatv(
+        "{0:2}\n", llvm::json::Value(llvm::json::Object{
+                       {"version", 1}, {"entries", std::move(list)}}));
+    os.close();
+    if (os.has_error()) {
+      llvm::sys::fs::remove(temp);
+      return createStringError("%s: write failed: %s", temp.c_str(),
+                               os.error().message().c_str());
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
     return createStringError("%s: %s", path.str().c_str(),
                              ec.message().c_str());
-  os << llvm::formatv(
-      "{0:2}\n", llvm::json::Value(llvm::json::Object{
-                     {"version", 1}, {"entries", std::move(list)}}));
+  }
   return llvm::Error::success();
 }
 

@@ -32,13 +32,17 @@ struct TileChoice {
   std::string pipelineOptions() const;
 };
 
-/// What a tuning is keyed by inside a CPU and thread count: every attn op of
+/// The target part of a tuning's key: the CPU name and its feature
+/// differences (`znver4 -avx512f` is not `znver4`: other register tiles).
+std::string tuningTarget(const CpuTarget &target);
+
+/// What a tuning is keyed by inside a target and thread count: every attn op of
 /// `func` with its attributes and operand types, in order (`sdpa
 /// {mask=causal} 1x8x4096x64xf32 ...; ...`). Weights and batch values do not
 /// enter it.
 std::string tuningKey(func::FuncOp func);
 
-/// The cache file: `{"version": 1, "entries": [{"cpu", "key", "threads",
+/// The cache file: `{"version": 1, "entries": [{"cpu" (tuningTarget), "key", "threads",
 /// "block_q", "block_k", "register_rows", "register_cols", "ms"}, ...]}`.
 class TuningCache {
 public:
@@ -48,13 +52,20 @@ public:
   /// Reads `path`; a missing file is an empty cache, a malformed one an
   /// error naming the file.
   static llvm::Expected<TuningCache> load(llvm::StringRef path);
+  /// The entry for (target, key, threads) in the cache at `path`; a missing
+  /// or malformed cache gives none (the latter with a warning on stderr:
+  /// compiling never fails because of a cache).
+  static std::optional<TileChoice> find(llvm::StringRef path,
+                                        llvm::StringRef target,
+                                        llvm::StringRef key, int64_t threads);
 
   std::optional<TileChoice> lookup(llvm::StringRef cpu, llvm::StringRef key,
                                    int64_t threads) const;
   /// Adds or replaces the entry of (cpu, key, threads).
   void store(llvm::StringRef cpu, llvm::StringRef key, int64_t threads,
              const TileChoice &choice, double ms);
-  /// Writes the cache (creating its folder).
+  /// Writes the cache (creating its folder) to a temporary file renamed over
+  /// `path`, so a concurrent reader never sees half a file.
   llvm::Error save(llvm::StringRef path) const;
 
 private:

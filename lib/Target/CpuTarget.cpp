@@ -35,6 +35,17 @@ static void initializeTargets() {
 
 bool CpuTarget::isX86() const { return llvm::Triple(triple).isX86(); }
 
+/// `features` without blanks around its comma-separated items.
+static std::string normalizeFeatures(llvm::StringRef features) {
+  llvm::SmallVector<llvm::StringRef> list;
+  features.split(list, ',', -1, /*KeepEmpty=*/false);
+  std::string out;
+  for (llvm::StringRef f : list)
+    if (!f.trim().empty())
+      out += (out.empty() ? "" : ",") + f.trim().str();
+  return out;
+}
+
 /// Subtarget info for (triple, cpu, features); errors name what is unknown.
 static llvm::Expected<std::unique_ptr<llvm::MCSubtargetInfo>>
 subtargetInfo(llvm::StringRef tripleName, llvm::StringRef cpu,
@@ -58,8 +69,10 @@ subtargetInfo(llvm::StringRef tripleName, llvm::StringRef cpu,
         cpu.str().c_str(), tripleName.str().c_str());
   llvm::SmallVector<llvm::StringRef> list;
   features.split(list, ',', -1, /*KeepEmpty=*/false);
+  std::string trimmed;
   for (llvm::StringRef feature : list) {
     llvm::StringRef name = feature.trim();
+    trimmed += (trimmed.empty() ? "" : ",") + name.str();
     if (!name.consume_front("+") && !name.consume_front("-"))
       return createStringError(
           "target feature '%s' must start with '+' or '-' (as llc's -mattr)",
@@ -72,7 +85,7 @@ subtargetInfo(llvm::StringRef tripleName, llvm::StringRef cpu,
                                name.str().c_str(), tripleName.str().c_str());
   }
   return std::unique_ptr<llvm::MCSubtargetInfo>(
-      target->createMCSubtargetInfo(triple, cpu, features));
+      target->createMCSubtargetInfo(triple, cpu, trimmed));
 }
 
 /// The host's features that differ from what its CPU name implies.
@@ -113,11 +126,12 @@ llvm::Expected<CpuTarget> CpuTarget::get(llvm::StringRef triple,
                                llvm::sys::getProcessTriple().c_str());
     t.cpu = llvm::sys::getHostCPUName().str();
     t.features = hostFeatureDelta(t.triple, t.cpu);
-    if (!features.empty())
-      t.features += (t.features.empty() ? "" : ",") + features.str();
+    std::string extra = normalizeFeatures(features);
+    if (!extra.empty())
+      t.features += (t.features.empty() ? "" : ",") + extra;
   } else {
     t.cpu = cpu.str();
-    t.features = features.str();
+    t.features = normalizeFeatures(features);
   }
   auto info = subtargetInfo(t.triple, t.cpu, t.features);
   if (!info)
@@ -281,9 +295,11 @@ const CpuTarget &mlir::attn::getCpuTarget(Operation *op) {
     return *it->second;
   auto t = CpuTarget::get(triple, cpu, features);
   if (!t) {
+    // Reported once per target; attn-set-target rejects such IR up front.
     op->emitWarning() << "target: " << llvm::toString(t.takeError())
                       << "; using the host";
-    return CpuTarget::host();
+    return *cache.try_emplace(key, std::make_unique<CpuTarget>(CpuTarget::host()))
+                .first->second;
   }
   return *cache.try_emplace(key, std::make_unique<CpuTarget>(std::move(*t)))
               .first->second;

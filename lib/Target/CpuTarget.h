@@ -4,8 +4,8 @@
 // triple / CPU name / feature list like llc's -mtriple, -mcpu and -mattr),
 // recorded in the IR (`target_cpu` and `target_features` on every function,
 // `llvm.target_triple` on the module) and read back from there by every CPU
-// lowering: the vector width, the register count and the cache sizes that
-// register tiles and block sizes are derived from. The JIT, `--emit=asm|obj`
+// lowering: the vector width and register count that register tiles, block
+// sizes and vector widths are derived from. The JIT, `--emit=asm|obj`
 // and the C header all take the target from the same attributes.
 //
 //===----------------------------------------------------------------------===//
@@ -45,7 +45,9 @@ struct CpuTarget {
   int64_t vectorBits = 128;
   int64_t vectorRegisters = 16;
   /// Data cache sizes per core (the host's own when compiling for the host;
-  /// 32 KiB and 1 MiB otherwise).
+  /// 32 KiB and 1 MiB otherwise). Recorded for the tuner's report; no
+  /// lowering reads them yet (block sizes are fixed near 64 x 64, which fits
+  /// L1/L2 of every host seen).
   int64_t l1dBytes = 32 << 10;
   int64_t l2Bytes = 1 << 20;
   /// Instruction-set extensions the lowerings may choose.

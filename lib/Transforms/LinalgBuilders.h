@@ -150,10 +150,6 @@ buildAttentionForall(OpBuilder &b, Location loc, int64_t batch, int64_t heads,
                      int64_t units, int64_t rows, int64_t ev, Type f,
                      llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body);
 
-/// f32 lanes of one AVX-512 register, the vector width the CPU lowerings
-/// shape their register tiles for.
-constexpr int64_t kF32Lanes = 16;
-
 /// An `index` constant.
 Value buildIndexConstant(OpBuilder &b, Location loc, int64_t value);
 

@@ -202,9 +202,9 @@ def AttnSetTarget : Pass<"attn-set-target", "::mlir::ModuleOp"> {
     `target_cpu` yet: a target chosen in the IR or by a tool
     (`attn-run --target-cpu`, `attn-compile --target-cpu`) wins. The attributes reach
     the LLVM functions, so the JIT, `--emit=asm|obj` and the C header agree,
-    and every CPU lowering reads its vector width, register count and cache
-    sizes from them (`attn-vectorize`'s register tiles, `attn-tile`'s block
-    sizes, the transpose blocks of `attn-lower-vectors`): AVX-512 gives
+    and every CPU lowering reads its vector width and register count from
+    them (`attn-vectorize`'s register tiles and vector widths, `attn-tile`'s
+    block sizes, the transpose blocks of `attn-lower-vectors`): AVX-512 gives
     16 f32 lanes and 32 registers, AVX2 8 and 16, NEON 4 and 32. A pass that
     finds no target uses the host.
 

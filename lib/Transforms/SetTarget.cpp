@@ -23,14 +23,60 @@ struct AttnSetTarget : attn::impl::AttnSetTargetBase<AttnSetTarget> {
   using AttnSetTargetBase::AttnSetTargetBase;
 
   void runOnOperation() override {
-    llvm::Expected<attn::CpuTarget> target =
-        attn::CpuTarget::get(triple, cpu, features);
-    if (!target) {
-      getOperation().emitError()
-          << "attn-set-target: " << llvm::toString(target.takeError());
+    ModuleOp module = getOperation();
+    // The module's triple, when it has one, is the target's: a pass option
+    // that names another is an error, not a silent mix.
+    std::string moduleTriple;
+    if (auto attr = module->getAttrOfType<StringAttr>(
+            LLVM::LLVMDialect::getTargetTripleAttrName()))
+      moduleTriple = attr.str();
+    if (!moduleTriple.empty() && !triple.empty() && moduleTriple != triple) {
+      module.emitError() << "attn-set-target: the module targets '"
+                         << moduleTriple << "', the pass was given triple '"
+                         << triple << "'";
       return signalPassFailure();
     }
-    attn::setCpuTarget(getOperation(), *target);
+    std::string chosen = triple.empty() ? moduleTriple : std::string(triple);
+    // Nothing to choose when the IR (or a tool) has chosen everything.
+    bool needed = moduleTriple.empty();
+    module.walk([&](func::FuncOp func) {
+      needed |= !func->hasAttr("target_cpu");
+    });
+    std::optional<attn::CpuTarget> target;
+    if (needed) {
+      llvm::Expected<attn::CpuTarget> resolved =
+          attn::CpuTarget::get(chosen, cpu, features);
+      if (!resolved) {
+        module.emitError() << "attn-set-target: "
+                           << llvm::toString(resolved.takeError());
+        return signalPassFailure();
+      }
+      target = std::move(*resolved);
+      chosen = target->triple;
+    }
+    // Functions that name their own CPU keep it; it must exist for the
+    // module's triple.
+    bool ok = true;
+    module.walk([&](func::FuncOp func) {
+      auto own = func->getAttrOfType<StringAttr>("target_cpu");
+      if (!own)
+        return;
+      std::string ownFeatures;
+      if (auto f = func->getAttrOfType<LLVM::TargetFeaturesAttr>(
+              LLVM::TargetFeaturesAttr::getAttributeName()))
+        ownFeatures = f.getFeaturesString();
+      llvm::Expected<attn::CpuTarget> t =
+          attn::CpuTarget::get(chosen, own.str(), ownFeatures);
+      if (!t) {
+        func.emitError() << "attn-set-target: function @" << func.getName()
+                         << ": " << llvm::toString(t.takeError());
+        ok = false;
+      }
+    });
+    if (!ok)
+      return signalPassFailure();
+    if (target)
+      attn::setCpuTarget(module, *target);
   }
 };
 } // namespace

@@ -4,6 +4,13 @@
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{vectorize=false}" | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{graph-edge-density=1}" | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-lower-gat-unfused,attn-cpu-pipeline" | FileCheck %s
+// bf16 tensors go out as exact f32 .npy files and come back in, rounded:
+// RUN: rm -rf %t && mkdir -p %t/a %t/b
+// RUN: attn-run %s --entry dense_bf16 --dump-dir %t/a > /dev/null
+// RUN: attn-run %s --entry dense_bf16 --seed 9 --input 0=%t/a/arg0.npy --input 1=%t/a/arg1.npy --input 2=%t/a/arg2.npy --dump-dir %t/b --check | FileCheck %s --check-prefix=RELOAD
+// RUN: %torch_python -c "import numpy as np; a, b = np.load('%t/a/result0.npy'), np.load('%t/b/result0.npy'); print('same', a.dtype, (a == b).all())" | FileCheck %s --check-prefix=SAME
+// RELOAD: CHECK PASSED
+// SAME: same float32 True
 
 // f16 and bf16 attention: operands and results in the 16-bit type, scores,
 // softmax and sums in f32 (every lowering widens the op first). The C++

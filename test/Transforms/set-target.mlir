@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v3" | FileCheck %s --check-prefix=V3
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4 features=-avx512bw" | FileCheck %s --check-prefix=V4
-// RUN: attn-opt %s --split-input-file --attn-set-target="triple=aarch64-unknown-linux-gnu cpu=neoverse-n1" | FileCheck %s --check-prefix=ARM
+// RUN: not attn-opt %s --split-input-file --attn-set-target="triple=aarch64-unknown-linux-gnu cpu=neoverse-n1" 2>/dev/null | FileCheck %s --check-prefix=ARM
+// RUN: not attn-opt %s --split-input-file --attn-set-target="triple=aarch64-unknown-linux-gnu cpu=neoverse-n1" 2>&1 >/dev/null | FileCheck %s --check-prefix=ARMERR
 // RUN: attn-opt %s --split-input-file --attn-set-target | FileCheck %s --check-prefix=HOST
 // RUN: not attn-opt %s --split-input-file --attn-set-target="cpu=pentium5000" 2>&1 | FileCheck %s --check-prefix=BADCPU
 // RUN: not attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v3 features=+avx9000" 2>&1 | FileCheck %s --check-prefix=BADFEATURE
@@ -41,9 +42,13 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // V3-SAME: target_cpu = "znver4"
 // V3-LABEL: func.func @other
 // V3-SAME: target_cpu = "x86-64-v3"
+
+// A kept CPU must exist for the module's triple.
+// ARMERR: error: attn-set-target: function @own: unknown CPU 'znver4' for aarch64-unknown-linux-gnu
 func.func @own(%x: tensor<4xf32>) -> tensor<4xf32> attributes {target_cpu = "znver4"} {
   return %x : tensor<4xf32>
 }
 func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+

@@ -710,7 +710,7 @@ static int tuneModel(const Model &model, ModuleOp module,
   if (!results)
     return fail(results.takeError());
   const TuneResult &best = results->front();
-  cache->store(target.cpu, key, threads, best.choice, best.ms);
+  cache->store(tuningTarget(target), key, threads, best.choice, best.ms);
   if (llvm::Error err = cache->save(cachePath()))
     return fail(std::move(err));
   llvm::outs() << llvm::format("  best: %s, %.3f ms per batch of %lld "
@@ -753,7 +753,7 @@ int main(int argc, char **argv) {
       CpuTarget::get(targetTriple, targetCpu, targetFeatures);
   if (!target)
     return fail(target.takeError());
-  if (run && !targetTriple.empty())
+  if ((run || tune) && !targetTriple.empty())
     if (llvm::Error err = target->checkRunsOnHost())
       return fail(std::move(err));
 
@@ -795,11 +795,8 @@ int main(int argc, char **argv) {
   tiles.blockQ = blockQ;
   tiles.blockK = blockK;
   if (blockQ == 0 && blockK == 0) {
-    llvm::Expected<TuningCache> cache = TuningCache::load(cachePath());
-    if (!cache)
-      return fail(cache.takeError());
-    if (std::optional<TileChoice> tuned = cache->lookup(
-            target->cpu,
+    if (std::optional<TileChoice> tuned = TuningCache::find(
+            cachePath(), tuningTarget(*target),
             tuningKey(module->lookupSymbol<func::FuncOp>("forward")),
             threads)) {
       tiles = *tuned;

@@ -66,9 +66,11 @@ static cl::opt<bool>
                   "fastest in the tuning cache; a later run with the plain "
                   "attn-cpu-pipeline uses it"),
          cl::cat(category));
-static cl::opt<int64_t> tuneThreads("tune-threads",
-                                    cl::desc("Threads to tune for (--tune)"),
-                                    cl::init(1), cl::cat(category));
+static cl::opt<int64_t>
+    threads("num-threads",
+            cl::desc("OpenMP threads of the plain attn-cpu-pipeline, of "
+                     "--tune and of the tuning cache lookup"),
+            cl::init(1), cl::cat(category));
 static cl::opt<std::string>
     tuningCache("tuning-cache",
                 cl::desc("Tuning cache file (default: $ATTN_TUNING_CACHE or "
@@ -76,8 +78,9 @@ static cl::opt<std::string>
                 cl::value_desc("FILE.json"), cl::cat(category));
 static cl::list<std::string> inputs(
     "input",
-    cl::desc("Argument from a .npy file, as INDEX=FILE (repeatable); the "
-             "other arguments are generated"),
+    cl::desc("Argument from a .npy file, as INDEX=FILE (repeatable; f32 "
+             "files feed bf16 arguments, rounded); the other arguments are "
+             "generated"),
     cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
                               cl::init(1), cl::cat(category));
@@ -150,6 +153,14 @@ static llvm::Error loadInputs(std::vector<HostTensor> &args) {
     llvm::Expected<HostTensor> t = readNpy(path);
     if (!t)
       return t.takeError();
+    // NumPy has no bfloat16: an f32 .npy feeds a bf16 argument, rounded
+    // (--dump-dir writes bf16 tensors as their exact f32 values).
+    if (args[index].dtype() == DType::bf16 && t->dtype() == DType::f32) {
+      HostTensor rounded(DType::bf16, t->shape());
+      for (int64_t i = 0; i < t->numElements(); ++i)
+        rounded.setDouble(i, t->getDouble(i));
+      *t = std::move(rounded);
+    }
     args[index] = std::move(*t);
   }
   return llvm::Error::success();
@@ -261,7 +272,8 @@ static int tuneFunction(ModuleOp module, llvm::StringRef name,
         tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
     if (!dtype || !tensor.hasStaticShape())
       return fail("--tune: @" + name +
-                  " must return statically shaped f32/f64/i32/i64 tensors");
+                  " must return statically shaped tensors of f32, f64, f16, "
+                  "bf16, i32 or i64");
     results.emplace_back(*dtype, tensor.getShape());
   }
   std::vector<HostTensor *> in, out;
@@ -273,9 +285,9 @@ static int tuneFunction(ModuleOp module, llvm::StringRef name,
   if (!cache)
     return fail(cache.takeError());
   llvm::outs() << "attn-run: tuning @" << name << " for " << target.cpu << " ("
-               << target.isaName() << "), " << tuneThreads << " thread(s)\n";
+               << target.isaName() << "), " << threads << " thread(s)\n";
   auto tuned = tuneTiles(
-      module, name, in, out, tuneThreads, targetCpu, targetFeatures,
+      module, name, in, out, threads, targetCpu, targetFeatures,
       tileCandidates(target), std::max(3u, unsigned(repeat)),
       [](const TuneResult &r) {
         llvm::outs() << llvm::format("  %-60s %9.3f ms\n",
@@ -285,7 +297,8 @@ static int tuneFunction(ModuleOp module, llvm::StringRef name,
   if (!tuned)
     return fail(tuned.takeError());
   const TuneResult &best = tuned->front();
-  cache->store(target.cpu, tuningKey(func), tuneThreads, best.choice, best.ms);
+  cache->store(tuningTarget(target), tuningKey(func), threads, best.choice,
+               best.ms);
   if (llvm::Error err = cache->save(cachePath))
     return fail(std::move(err));
   llvm::outs() << llvm::format("  best: %s, %.3f ms (stored in %s)\n",
@@ -397,26 +410,33 @@ int main(int argc, char **argv) {
   llvm::Expected<CpuTarget> target = CpuTarget::get("", targetCpu, targetFeatures);
   if (!target)
     return fail(target.takeError());
+  if (threads < 1)
+    return fail("--num-threads must be >= 1");
+  bool plainPipeline = pipeline == "attn-cpu-pipeline";
   if (tune) {
+    if (!plainPipeline)
+      return fail("--tune tunes the tiles of the plain attn-cpu-pipeline "
+                  "(no --pipeline)");
     if (names->size() != 1)
       return fail("--tune tunes one function: choose it with --entry");
-    if (tuneThreads < 1)
-      return fail("--tune-threads must be >= 1");
     if (int rc = tuneFunction(*module, (*names)[0], *target, cachePath))
       return rc;
   }
-  // The plain CPU pipeline takes a single function's tuned tiles.
+  // The plain CPU pipeline runs on --threads, with a single function's
+  // tuned tiles when the cache has them for this target and thread count.
   std::string lowering = pipeline;
-  if (lowering == "attn-cpu-pipeline" && names->size() == 1) {
-    llvm::Expected<TuningCache> cache = TuningCache::load(cachePath);
-    if (!cache)
-      return fail(cache.takeError());
-    auto func = module->lookupSymbol<func::FuncOp>((*names)[0]);
-    if (std::optional<TileChoice> tuned =
-            cache->lookup(target->cpu, tuningKey(func), /*threads=*/1)) {
-      lowering = "attn-cpu-pipeline{" + tuned->pipelineOptions() + "}";
-      llvm::outs() << "attn-run: tuned tiles from " << cachePath << "\n";
-    }
+  if (plainPipeline) {
+    std::string tiles;
+    if (names->size() == 1)
+      if (std::optional<TileChoice> tuned = TuningCache::find(
+              cachePath, tuningTarget(*target),
+              tuningKey(module->lookupSymbol<func::FuncOp>((*names)[0])),
+              threads)) {
+        tiles = " " + tuned->pipelineOptions();
+        llvm::outs() << "attn-run: tuned tiles from " << cachePath << "\n";
+      }
+    lowering = "attn-cpu-pipeline{threads=" + std::to_string(threads) + tiles +
+               "}";
   }
 
   // Inputs and the reference use an untouched clone: compile() lowers in place.

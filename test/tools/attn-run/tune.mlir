@@ -7,10 +7,14 @@
 // RUN: FileCheck %s --check-prefix=CACHE < %t/cache.json
 // RUN: attn-run %s --check --tuning-cache %t/cache.json | FileCheck %s --check-prefix=USE
 // RUN: echo '{"version": 1, "entries": [{"cpu": "x"}]}' > %t/bad.json
-// RUN: not attn-run %s --tuning-cache %t/bad.json 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attn-run %s --check --tuning-cache %t/bad.json 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: echo '[1, 2' > %t/garbage.json
-// RUN: not attn-run %s --tuning-cache %t/garbage.json 2>&1 | FileCheck %s --check-prefix=GARBAGE
-// RUN: not attn-run %s --tune --tune-threads 0 --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: attn-run %s --tuning-cache %t/garbage.json 2>&1 | FileCheck %s --check-prefix=GARBAGE
+// RUN: not attn-run %s --tune --num-threads 0 --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not attn-run %s --tune --pipeline attn-reference-pipeline --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=PLAIN
+// An entry tuned for other threads or another feature set is not taken.
+// RUN: attn-run %s --num-threads 2 --tuning-cache %t/cache.json | FileCheck %s --check-prefix=OTHER
+// RUN: attn-run %s --target-features=-avx512f --tuning-cache %t/cache.json | FileCheck %s --check-prefix=OTHER
 //
 // TUNE: attn-run: tuning @causal for {{.*}}, 1 thread(s)
 // TUNE: block-q={{[0-9]+}} block-k=32 register-rows={{[0-9]+}} register-cols={{[0-9]+}} {{.*}} ms
@@ -20,11 +24,17 @@
 // CACHE-DAG: "key": "sdpa {mask = #attn.mask<causal>} tensor<1x2x200x64xf32> tensor<1x2x200x64xf32> tensor<1x2x200x64xf32>"
 // CACHE-DAG: "threads": 1
 // USE: attn-run: tuned tiles from {{.*}}cache.json
-// USE: lowering (attn-cpu-pipeline{block-q={{[0-9]+}} block-k={{[0-9]+}} register-rows=
+// USE: lowering (attn-cpu-pipeline{threads=1 block-q={{[0-9]+}} block-k={{[0-9]+}} register-rows=
 // USE: CHECK PASSED
-// BAD: attn-run: error: {{.*}}bad.json: not an attn-mlir tuning cache: an entry lacks one of cpu, key, threads
-// GARBAGE: attn-run: error: {{.*}}garbage.json: not an attn-mlir tuning cache:
-// THREADS: attn-run: error: --tune-threads must be >= 1
+// A malformed cache is reported and ignored (compiling never fails because
+// of it).
+// BAD: warning: tuning cache ignored: {{.*}}bad.json: not an attn-mlir tuning cache: an entry lacks one of cpu, key, threads
+// BAD: CHECK PASSED
+// GARBAGE: warning: tuning cache ignored: {{.*}}garbage.json: not an attn-mlir tuning cache:
+// THREADS: attn-run: error: --num-threads must be >= 1
+// PLAIN: attn-run: error: --tune tunes the tiles of the plain attn-cpu-pipeline
+// OTHER-NOT: tuned tiles
+// OTHER: lowering (attn-cpu-pipeline{threads={{[12]}}})
 func.func @causal(%q: tensor<1x2x200x64xf32>, %k: tensor<1x2x200x64xf32>, %v: tensor<1x2x200x64xf32>) -> tensor<1x2x200x64xf32> {
   %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
       : (tensor<1x2x200x64xf32>, tensor<1x2x200x64xf32>, tensor<1x2x200x64xf32>) -> tensor<1x2x200x64xf32>
