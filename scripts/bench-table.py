@@ -287,11 +287,12 @@ def main():
         halide = env_rows.get(("halide", config))
         fmt = lambda r: f"{r['real_time']:.2f}" if r else "-"
         speedup = f"{blas_best['real_time'] / ms:.2f}x" if blas_best else "-"
+        halide_cells = (f"{fmt(halide)} | {halide['real_time'] / ms:.2f}x"
+                        if halide else "- | -")
         line = (f"| {family} | {l[1:]} | {e[1:]} | {threads} | {ms:.2f} | "
                 f"{useful:.0f} ({dense:.0f}) | {100 * useful / peak[threads]:.0f} % | "
-                f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | {fmt(halide)} | "
-                f"{halide['real_time'] / ms:.2f}x | {fmt(ref)} |" if halide else
-                f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | - | - | {fmt(ref)} |")
+                f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | {halide_cells} | "
+                f"{fmt(ref)} |")
         if peers:
             line += peer_cells(peers, family, int(l[1:]), int(e[1:]), threads, ms)
         print(line)
