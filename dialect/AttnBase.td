@@ -60,8 +60,12 @@ def Attn_MaskKindAttr : EnumAttr<Attn_Dialect, Attn_MaskKind, "mask"> {
     | `graph`        | `j` is in `col_idx[row_ptr[i] .. row_ptr[i+1])`  |
 
     Padding (`kv_lengths`) composes with every kind: `j < kv_lengths[b]`.
+
+    Written `#attn.mask<causal>`; an unknown kind is one error naming it
+    and the kinds there are.
   }];
-  let assemblyFormat = "`<` $value `>`";
+  let assemblyFormat = ?;
+  let hasCustomAssemblyFormat = 1;
 }
 
 def Attn_HeadCombine : I32EnumAttr<"HeadCombine",
@@ -75,7 +79,11 @@ def Attn_HeadCombine : I32EnumAttr<"HeadCombine",
 
 def Attn_HeadCombineAttr : EnumAttr<Attn_Dialect, Attn_HeadCombine, "heads"> {
   let summary = "Concatenate or average the heads of a GAT layer";
-  let assemblyFormat = "`<` $value `>`";
+  let description = [{
+    Written `#attn.heads<concat>` or `#attn.heads<mean>`.
+  }];
+  let assemblyFormat = ?;
+  let hasCustomAssemblyFormat = 1;
 }
 
 class Attn_Op<string mnemonic, list<Trait> traits = []> :

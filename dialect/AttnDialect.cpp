@@ -16,6 +16,53 @@ using namespace mlir::attn;
 #define GET_ATTRDEF_CLASSES
 #include "dialect/AttnAttrs.cpp.inc"
 
+/// `<keyword>` of an enum attribute; an unknown keyword is one error in the
+/// user's words: what was written, what the attribute accepts.
+template <typename Enum>
+static FailureOr<Enum>
+parseEnumKeyword(AsmParser &parser, StringRef what, StringRef choices,
+                 llvm::function_ref<std::optional<Enum>(StringRef)> symbolize) {
+  StringRef keyword;
+  if (parser.parseLess())
+    return failure();
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<Enum> value = symbolize(keyword);
+  if (!value)
+    return parser.emitError(loc)
+           << "unknown " << what << " '" << keyword << "'; expected one of "
+           << choices;
+  if (parser.parseGreater())
+    return failure();
+  return *value;
+}
+
+Attribute MaskKindAttr::parse(AsmParser &parser, Type) {
+  FailureOr<MaskKind> kind = parseEnumKeyword<MaskKind>(
+      parser, "mask kind", "dense, causal, local, causal_local, graph",
+      [](StringRef s) { return symbolizeMaskKind(s); });
+  return succeeded(kind) ? MaskKindAttr::get(parser.getContext(), *kind)
+                         : Attribute();
+}
+
+void MaskKindAttr::print(AsmPrinter &printer) const {
+  printer << '<' << stringifyMaskKind(getValue()) << '>';
+}
+
+Attribute HeadCombineAttr::parse(AsmParser &parser, Type) {
+  FailureOr<HeadCombine> combine = parseEnumKeyword<HeadCombine>(
+      parser, "head combination", "concat, mean",
+      [](StringRef s) { return symbolizeHeadCombine(s); });
+  return succeeded(combine)
+             ? HeadCombineAttr::get(parser.getContext(), *combine)
+             : Attribute();
+}
+
+void HeadCombineAttr::print(AsmPrinter &printer) const {
+  printer << '<' << stringifyHeadCombine(getValue()) << '>';
+}
+
 void AttnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST

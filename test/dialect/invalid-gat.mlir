@@ -119,3 +119,11 @@ func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %a
   %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) {negative_slope = 0x7FF0000000000000 : f64} : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{unknown head combination 'average'; expected one of concat, mean}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) {combine = #attn.heads<average>} : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x4xf32>
+  return
+}

@@ -239,3 +239,13 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x
   %o = attn.sdpa %q, %k, %v {scale = 0.0 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
   return
 }
+
+// -----
+
+// A misspelled mask kind: one error in the user's words.
+func.func @f(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{unknown mask kind 'casual'; expected one of dense, causal, local, causal_local, graph}}
+  %o = attn.sdpa %q, %q, %q {mask = #attn.mask<casual>}
+      : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o : tensor<1x1x4x4xf32>
+}
