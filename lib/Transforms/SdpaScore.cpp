@@ -36,15 +36,21 @@ Value SdpaScoreEmitter::relativeIndex(OpBuilder &b, Location loc,
   return arith::AddIOp::create(b, loc, clipped, buildIndexConstant(b, loc, r));
 }
 
+bool SdpaScoreEmitter::isPlainScore() const {
+  return !op.getRelKey() && !op.getBias() && !op.getRelBias() &&
+         !op.getAlibiSlopes();
+}
+
 Value SdpaScoreEmitter::modify(OpBuilder &b, Location loc,
                                const ScorePosition &p, Value qk, Value shaw,
-                               Value bias) const {
+                               Value bias, bool prescaled) const {
   Type f = qk.getType();
   Value s = qk;
   if (shaw)
     s = arith::AddFOp::create(b, loc, s, shaw);
-  s = arith::MulFOp::create(
-      b, loc, s, buildFloatConstant(b, loc, f, op.getEffectiveScale()));
+  if (!prescaled)
+    s = arith::MulFOp::create(
+        b, loc, s, buildFloatConstant(b, loc, f, op.getEffectiveScale()));
   if (bias)
     s = arith::AddFOp::create(b, loc, s, bias);
   if (Value table = op.getRelBias())

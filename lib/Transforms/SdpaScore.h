@@ -32,9 +32,15 @@ public:
   Value relativeIndex(OpBuilder &b, Location loc, const ScorePosition &p) const;
 
   /// scale * (qk + shaw) + bias + rel_bias[h, r] - slope[h] * |j - ia|, where
-  /// `shaw` (q . rel_key[r]) and `bias` (the bias element) may be null.
+  /// `shaw` (q . rel_key[r]) and `bias` (the bias element) may be null. With
+  /// `prescaled` the caller has multiplied q by the scale already (qk and
+  /// shaw are scaled).
   Value modify(OpBuilder &b, Location loc, const ScorePosition &p, Value qk,
-               Value shaw, Value bias) const;
+               Value shaw, Value bias, bool prescaled = false) const;
+
+  /// True when modify() with `prescaled` is just `qk` (no score
+  /// modification at all).
+  bool isPlainScore() const;
 
   /// The conjunction of the structural mask, the padding mask and `extra`
   /// conditions (e.g. a graph-mask element); null when nothing is masked.

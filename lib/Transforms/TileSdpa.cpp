@@ -185,7 +185,16 @@ private:
     q0 = arith::MulIOp::create(b, loc, qt, buildIndexConstant(b, loc, bq));
     kvHead =
         arith::DivUIOp::create(b, loc, hIdx, buildIndexConstant(b, loc, group));
+    // Q scaled once per query tile (bq x E multiplies) instead of every
+    // bq x bk score tile: scale * (q . k + q . a) = (scale q) . k + ...
     qTile = tile(b, loc, q, bIdx, hIdx, q0, bq);
+    Value scale = buildFloatConstant(b, loc, f, op.getEffectiveScale());
+    qTile = buildElementwise(
+        b, loc, tensor::EmptyOp::create(b, loc, getShape(qTile), f), qTile,
+        {b.getMultiDimIdentityMap(2)},
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::MulFOp::create(nb, nloc, args[0], scale).getResult();
+        });
     if (Value relKey = op.getRelKey()) {
       // Shaw: q_i . rel_key[r] for every row of the tile; dims (i, r, e).
       MLIRContext *ctx = b.getContext();
@@ -376,6 +385,9 @@ private:
   /// element mask (-inf where forbidden, including padded keys).
   Value buildScores(OpBuilder &b, Location loc, Value qk, Value k0,
                     bool masked) {
+    // Q is prescaled: without modifications or a mask the scores are Q K^T.
+    if (!masked && emitter.isPlainScore())
+      return qk;
     Value init = tensor::EmptyOp::create(b, loc, {bq, bk}, f);
     return buildElementwise(
         b, loc, init, ValueRange{qk},
@@ -404,7 +416,8 @@ private:
           ValueRange{s[0] == 1 ? zero : bIdx, s[1] == 1 ? zero : hIdx,
                      s[2] == 1 ? zero : pos.i, s[3] == 1 ? zero : pos.j});
     }
-    Value s = emitter.modify(b, loc, pos, qk, shaw, biasElem);
+    Value s = emitter.modify(b, loc, pos, qk, shaw, biasElem,
+                             /*prescaled=*/true);
     if (!masked)
       return s;
 

@@ -20,7 +20,10 @@
 // CHECK: %[[KTP:.+]] = linalg.transpose ins(%[[KTILES]] : tensor<1x2x3x4x8xf32>) outs(%{{.+}} : tensor<1x2x3x8x4xf32>) permutation = [0, 1, 2, 4, 3]
 // CHECK: %[[RES:.+]]:2 = scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (1, 2, 3) shared_outs(%[[O:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}) -> (tensor<1x2x12x8xf32>, tensor<1x2x12xf32>)
 // CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %[[C4]]
-// CHECK:   %[[QTILE:.+]] = tensor.extract_slice %[[QP]][%[[B]], %[[H]], %[[Q0]], 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x2x12x8xf32> to tensor<4x8xf32>
+// CHECK:   %[[QSLICE:.+]] = tensor.extract_slice %[[QP]][%[[B]], %[[H]], %[[Q0]], 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x2x12x8xf32> to tensor<4x8xf32>
+// The scale multiplies the query tile once (not every score tile).
+// CHECK:   %[[QTILE:.+]] = linalg.generic {{.*}} ins(%[[QSLICE]] : tensor<4x8xf32>)
+// CHECK:     arith.mulf
 // CHECK:   %[[LAST:.+]] = arith.addi %[[Q0]], %c3
 // CHECK:   %[[DIAG:.+]] = arith.floordivsi %[[LAST]], %[[C4]]
 // CHECK:   %[[DIAG1:.+]] = arith.addi %[[DIAG]], %c1
@@ -35,10 +38,10 @@
 // CHECK:     %[[VTILE:.+]] = tensor.extract_slice %[[VP]][%[[B]], %[[H]], %[[K0]], 0] [1, 1, 4, 8]
 // CHECK-NOT: linalg.transpose
 // CHECK:     %[[QK:.+]] = linalg.generic {{.*}} ins(%[[QTILE]], %[[KTILE]] : tensor<4x8xf32>, tensor<8x4xf32>) outs(%{{.+}} : tensor<4x4xf32>)
+// Full tiles use Q K^T as it is (the scale is in the query tile, there is
+// no modification and no mask); boundary tiles mask it.
 // CHECK:     %[[SC:.+]] = scf.if %{{.+}} -> (tensor<4x4xf32>) {
-// CHECK-NOT:   arith.select
-// CHECK:       linalg.generic {{.*}} ins(%[[QK]] :
-// CHECK-NOT:   arith.select
+// CHECK-NEXT:   scf.yield %[[QK]]
 // CHECK:     } else {
 // CHECK:       linalg.generic {{.*}} ins(%[[QK]] :
 // CHECK:         arith.cmpi slt, %{{.+}}, %[[C10]]
