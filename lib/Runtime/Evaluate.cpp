@@ -273,6 +273,26 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
 llvm::Error
 mlir::attn::validateInputs(func::FuncOp func,
                            llvm::ArrayRef<const HostTensor *> inputs) {
+  // Shapes and dtypes first: the contents checks below index by them.
+  if (inputs.size() != func.getNumArguments())
+    return createStringError("@%s takes %u inputs, got %zu",
+                             func.getName().str().c_str(),
+                             func.getNumArguments(), inputs.size());
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<DType> dtype =
+        tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
+    if (dtype && inputs[i]->dtype() == *dtype &&
+        inputs[i]->shape() == tensor.getShape())
+      continue;
+    std::string expected;
+    llvm::raw_string_ostream os(expected);
+    os << type;
+    return createStringError("@%s input %zu: expected %s, got %s",
+                             func.getName().str().c_str(), i,
+                             expected.c_str(),
+                             inputs[i]->typeString().c_str());
+  }
   llvm::Error err = llvm::Error::success();
   func.walk([&](Operation *op) {
     if (!isa<SdpaOp, MhaOp, GatOp>(op) || err)
@@ -285,10 +305,11 @@ mlir::attn::validateInputs(func::FuncOp func,
     std::string where = op->getName().getStringRef().str();
     if (const HostTensor *len = input(r.kvLengths))
       for (int64_t b = 0; b < len->numElements() && !err; ++b)
-        if (len->getInt(b) < 0)
-          err = createStringError("%s: kv_lengths[%lld] = %lld is negative",
-                                  where.c_str(), (long long)b,
-                                  (long long)len->getInt(b));
+        if (len->getInt(b) < 0 || len->getInt(b) > r.keyLength)
+          err = createStringError(
+              "%s: kv_lengths[%lld] = %lld is outside [0, Lk = %lld]",
+              where.c_str(), (long long)b, (long long)len->getInt(b),
+              (long long)r.keyLength);
     const HostTensor *rowPtr = input(r.rowPtr), *colIdx = input(r.colIdx);
     if (!rowPtr || !colIdx || err)
       return;

@@ -35,8 +35,10 @@ evaluateWithReference(func::FuncOp func,
 std::vector<HostTensor> generateInputs(func::FuncOp func, uint64_t seed,
                                        double magnitude);
 
-/// Checks inputs that feed attn ops for values the ops cannot take: a CSR whose
-/// row_ptr is not monotone from 0 to nnz, or whose col_idx leaves [0, Lk).
+/// Checks the inputs: first every shape and dtype against `func`'s argument
+/// types, then the values attn ops cannot take: kv_lengths outside [0, Lk],
+/// a CSR whose row_ptr is not monotone from 0 to nnz, or whose col_idx
+/// leaves [0, Lk).
 llvm::Error validateInputs(func::FuncOp func,
                            llvm::ArrayRef<const HostTensor *> inputs);
 

@@ -18,6 +18,10 @@
 // RUN: not attn-run %s --input 4=%t/cols.npy 2>&1 | FileCheck %s --check-prefix=COLS
 // RUN: %torch_python -c "import numpy as np; np.save('%t/rows.npy', np.array([0, 4, 2, 6, 8, 10, 10], np.int32))"
 // RUN: not attn-run %s --input 3=%t/rows.npy 2>&1 | FileCheck %s --check-prefix=ROWS
+// A row_ptr too short for Lq + 1 rows is a shape error, found before any
+// value is read.
+// RUN: %torch_python -c "import numpy as np; np.save('%t/short-rows.npy', np.array([0, 4, 10], np.int32))"
+// RUN: not attn-run %s --input 3=%t/short-rows.npy 2>&1 | FileCheck %s --check-prefix=SHORTROWS
 // RUN: %torch_python -c "import numpy as np; np.save('%t/f64.npy', np.zeros((1, 1, 6, 4)))"
 // RUN: not attn-run %s --input 0=%t/f64.npy 2>&1 | FileCheck %s --check-prefix=DTYPE
 
@@ -36,6 +40,7 @@
 // COLS: attn-run: error: attn.sdpa: col_idx[4] = 99 is outside [0, 6)
 // ROWS: attn-run: error: attn.sdpa: row_ptr decreases at row 1 (4 > 2)
 // DTYPE: attn-run: error: @graph input 0: expected tensor<1x1x6x4xf32>, got 1x1x6x4xf64
+// SHORTROWS: attn-run: error: @graph input 3: expected tensor<7xi32>, got 3xi32
 
 func.func @graph(%q: tensor<1x1x6x4xf32>, %k: tensor<1x1x6x4xf32>, %v: tensor<1x1x6x4xf32>, %rp: tensor<7xi32>, %ci: tensor<10xi32>) -> tensor<1x1x6x4xf32> {
   %o = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}

@@ -1,0 +1,18 @@
+// kv_lengths from a file are checked against the key length: a length
+// beyond Lk (or below 0) is one error naming the batch entry, as
+// attn-compile does for a model's lengths.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %torch_python -c "import numpy as np; np.save('%t/long.npy', np.array([3, 99], np.int32)); np.save('%t/neg.npy', np.array([-1, 2], np.int32)); np.save('%t/ok.npy', np.array([6, 0], np.int32))"
+// RUN: not attn-run %s --input 3=%t/long.npy 2>&1 | FileCheck %s --check-prefix=LONG
+// RUN: not attn-run %s --input 3=%t/neg.npy 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: attn-run %s --input 3=%t/ok.npy --check | FileCheck %s --check-prefix=OK
+// LONG: attn-run: error: attn.sdpa: kv_lengths[1] = 99 is outside [0, Lk = 6]
+// NEG: attn-run: error: attn.sdpa: kv_lengths[0] = -1 is outside [0, Lk = 6]
+// OK: CHECK PASSED
+
+func.func @padded(%q: tensor<2x1x5x4xf32>, %k: tensor<2x1x6x4xf32>, %v: tensor<2x1x6x4xf32>, %len: tensor<2xi32>) -> tensor<2x1x5x4xf32> {
+  %o = attn.sdpa %q, %k, %v kv_lengths(%len)
+      : (tensor<2x1x5x4xf32>, tensor<2x1x6x4xf32>, tensor<2x1x6x4xf32>, tensor<2xi32>) -> tensor<2x1x5x4xf32>
+  return %o : tensor<2x1x5x4xf32>
+}
