@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Python benchmark peers of scripts/bench-table.py into a
 # virtualenv outside the repository: PyTorch (SDPA, FlexAttention) and PyTorch
-# Geometric (GATConv). Idempotent; Debian 12, as root. Not part of the tests.
+# Geometric (GATConv); and those of the ViT main job (bench/peers/vit_peers.py):
+# torchvision (the model), ONNX (torch.onnx.export, TorchScript exporter),
+# ONNX Runtime and OpenVINO. Idempotent; Debian 12, as root. Not part of the
+# tests.
 #
 #   bash scripts/install-peers.sh          # venv at ${ATTN_PEERS_VENV:-/opt/attn-peers}
 #
@@ -13,6 +16,7 @@ set -euo pipefail
 
 VENV="${ATTN_PEERS_VENV:-/opt/attn-peers}"
 TORCH_VERSION="2.15.0"
+TORCHVISION_VERSION="0.29.2"   # the torchvision release built against torch 2.15
 PY=/usr/bin/python3
 
 apt_updated=0
@@ -53,18 +57,26 @@ fi
 export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 unset PIP_FIND_LINKS PIP_EXTRA_INDEX_URL
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" torch-geometric numpy
+"$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" torch-geometric numpy \
+  "torchvision==$TORCHVISION_VERSION" onnx onnxruntime openvino
 
 echo "install-peers: installed in $VENV:"
 "$VENV/bin/python" -W ignore::FutureWarning - <<'EOF'
 import importlib.metadata as md
 import sys
 print(f"  python {sys.version.split()[0]}")
-for name in ("torch", "torch-geometric", "numpy"):
+for name in ("torch", "torch-geometric", "numpy", "torchvision", "onnx",
+             "onnxruntime", "openvino"):
     print(f"  {name} {md.version(name)}")
 import torch
 from torch.nn.attention.flex_attention import flex_attention  # noqa: F401
 import torch_geometric  # noqa: F401
+import torchvision  # noqa: F401
+import onnx  # noqa: F401
+import onnxruntime
+import openvino
+print(f"  onnxruntime providers {onnxruntime.get_available_providers()}, "
+      f"openvino devices {openvino.Core().available_devices}")
 print(f"  torch CPU threads {torch.get_num_threads()}, CUDA available: "
       f"{torch.cuda.is_available()}")
 EOF
