@@ -8,9 +8,13 @@
 
 namespace mlir::attn {
 
-/// Options of the reference pipeline.
-struct ReferencePipelineOptions
-    : public PassPipelineOptions<ReferencePipelineOptions> {
+/// Options every attn pipeline has: the CPU target (attn-set-target) and
+/// how it ends. `Derived` is the pipeline's own option struct.
+template <typename Derived>
+struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
+  template <typename T>
+  using Option = typename PassPipelineOptions<Derived>::template Option<T>;
+
   Option<std::string> targetTriple{
       *this, "target-triple",
       llvm::cl::desc("LLVM target triple (default: the host's)"),
@@ -38,13 +42,18 @@ struct ReferencePipelineOptions
       llvm::cl::init(false)};
 };
 
+/// Options of the reference pipeline.
+struct ReferencePipelineOptions
+    : public CommonPipelineOptions<ReferencePipelineOptions> {};
+
 /// attn -> linalg (reference lowering) -> bufferized loops -> LLVM dialect.
 /// Runs on a builtin.module.
 void buildReferencePipeline(OpPassManager &pm,
                             const ReferencePipelineOptions &options = {});
 
 /// Options of the CPU pipeline.
-struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+struct CpuPipelineOptions
+    : public CommonPipelineOptions<CpuPipelineOptions> {
   Option<int64_t> blockQ{
       *this, "block-q",
       llvm::cl::desc("Query rows per tile (attn-tile; 0: from the target)"),
@@ -89,31 +98,6 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Register-tile and vectorize the tile computations "
                      "(attn-vectorize, attn-lower-vectors)"),
       llvm::cl::init(true)};
-  Option<std::string> targetTriple{
-      *this, "target-triple",
-      llvm::cl::desc("LLVM target triple (default: the host's)"),
-      llvm::cl::init("")};
-  Option<std::string> targetCpu{
-      *this, "target-cpu",
-      llvm::cl::desc("CPU to compile for, as llc's -mcpu (host: this "
-                     "machine's name and features); recorded on every "
-                     "function by attn-set-target"),
-      llvm::cl::init("host")};
-  Option<std::string> targetFeatures{
-      *this, "target-features",
-      llvm::cl::desc("Comma-separated +feature / -feature list, as llc's "
-                     "-mattr"),
-      llvm::cl::init("")};
-  Option<bool> outParams{
-      *this, "out-params",
-      llvm::cl::desc("Turn memref results of every function into trailing "
-                     "out-parameters (the JIT runtime's calling convention)"),
-      llvm::cl::init(true)};
-  Option<bool> linalgOnly{
-      *this, "linalg-only",
-      llvm::cl::desc("Stop after the attn lowerings (linalg on tensors, "
-                     "canonicalized): what attn-compile --emit=linalg shows"),
-      llvm::cl::init(false)};
 };
 
 /// attn -> tiled attention with online softmax (attn-tile; mha decomposed
