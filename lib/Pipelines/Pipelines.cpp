@@ -13,6 +13,7 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -147,6 +148,36 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                              options.registerCols, options.vectorWidth);
 }
 
+LogicalResult mlir::attn::checkCpuPipelineOptions(
+    const CpuPipelineOptions &options,
+    function_ref<LogicalResult(const Twine &)> errorHandler) {
+  auto atLeast = [&](StringRef name, int64_t value, int64_t min,
+                     StringRef meaning) -> LogicalResult {
+    if (value >= min)
+      return success();
+    return errorHandler("attn-cpu-pipeline: " + name + " must be >= " +
+                        Twine(min) + meaning + ", got " + Twine(value));
+  };
+  if (failed(atLeast("threads", options.threads, 0,
+                     " (0: the OpenMP runtime's choice)")) ||
+      failed(atLeast("block-q", options.blockQ, 0, " (0: from the target)")) ||
+      failed(atLeast("block-k", options.blockK, 0, " (0: from the target)")) ||
+      failed(atLeast("register-rows", options.registerRows, 0,
+                     " (0: from the target)")) ||
+      failed(atLeast("register-cols", options.registerCols, 0,
+                     " (0: from the target)")) ||
+      failed(atLeast("vector-width", options.vectorWidth, 0,
+                     " (0: from the target)")) ||
+      failed(atLeast("gat-edge-block", options.gatEdgeBlock, 1, "")))
+    return failure();
+  if (!(options.graphEdgeDensity >= 0.0 && options.graphEdgeDensity <= 1.0))
+    return errorHandler("attn-cpu-pipeline: graph-edge-density must be in "
+                        "[0, 1], got " +
+                        llvm::formatv("{0}", double(options.graphEdgeDensity))
+                            .str());
+  return success();
+}
+
 void mlir::attn::registerAttnPipelines() {
   PassPipelineRegistration<ReferencePipelineOptions>(
       "attn-reference-pipeline",
@@ -154,11 +185,25 @@ void mlir::attn::registerAttnPipelines() {
       "attn-lower-to-linalg, one-shot bufferization (results become "
       "out-parameters), loops, LLVM",
       buildReferencePipeline);
-  PassPipelineRegistration<CpuPipelineOptions>(
+  // As PassPipelineRegistration, with the options checked first: a negative
+  // thread count would become 2^32 - 1 OpenMP threads.
+  registerPassPipeline(
       "attn-cpu-pipeline",
       "Lower attn IR to the LLVM dialect through fused, tiled attention "
       "(attn-tile: online softmax, mask-aware key-tile ranges) and fused GAT "
       "(attn-lower-gat), vectorization, one-shot bufferization (results "
       "become out-parameters), parallel loops over OpenMP threads, LLVM",
-      buildCpuPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CpuPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (failed(checkCpuPipelineOptions(options, errorHandler)))
+          return failure();
+        buildCpuPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(CpuPipelineOptions());
+      });
 }

@@ -107,6 +107,12 @@ struct CpuPipelineOptions
 void buildCpuPipeline(OpPassManager &pm,
                       const CpuPipelineOptions &options = {});
 
+/// Checks the options of attn-cpu-pipeline (non-negative sizes and threads,
+/// a density in [0, 1]); reports the first bad one through `errorHandler`.
+LogicalResult
+checkCpuPipelineOptions(const CpuPipelineOptions &options,
+                        function_ref<LogicalResult(const Twine &)> errorHandler);
+
 /// Registers the named pipelines with the global pipeline registry
 /// (`attn-reference-pipeline`, `attn-cpu-pipeline`).
 void registerAttnPipelines();
