@@ -17,7 +17,6 @@
 
 #include <memory>
 #include <mutex>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -33,7 +32,9 @@ static void initializeTargets() {
   });
 }
 
-bool CpuTarget::isX86() const { return llvm::Triple(triple).isX86(); }
+bool CpuTarget::hasFeature(llvm::StringRef name) const {
+  return llvm::is_contained(enabled, name);
+}
 
 /// `features` without blanks around its comma-separated items.
 static std::string normalizeFeatures(llvm::StringRef features) {
@@ -46,7 +47,8 @@ static std::string normalizeFeatures(llvm::StringRef features) {
   return out;
 }
 
-/// Subtarget info for (triple, cpu, features); errors name what is unknown.
+/// Subtarget info for (triple, cpu, features); `features` is normalised
+/// (normalizeFeatures). Errors name what is unknown.
 static llvm::Expected<std::unique_ptr<llvm::MCSubtargetInfo>>
 subtargetInfo(llvm::StringRef tripleName, llvm::StringRef cpu,
               llvm::StringRef features) {
@@ -69,10 +71,8 @@ subtargetInfo(llvm::StringRef tripleName, llvm::StringRef cpu,
         cpu.str().c_str(), tripleName.str().c_str());
   llvm::SmallVector<llvm::StringRef> list;
   features.split(list, ',', -1, /*KeepEmpty=*/false);
-  std::string trimmed;
   for (llvm::StringRef feature : list) {
-    llvm::StringRef name = feature.trim();
-    trimmed += (trimmed.empty() ? "" : ",") + name.str();
+    llvm::StringRef name = feature;
     if (!name.consume_front("+") && !name.consume_front("-"))
       return createStringError(
           "target feature '%s' must start with '+' or '-' (as llc's -mattr)",
@@ -85,7 +85,7 @@ subtargetInfo(llvm::StringRef tripleName, llvm::StringRef cpu,
                                name.str().c_str(), tripleName.str().c_str());
   }
   return std::unique_ptr<llvm::MCSubtargetInfo>(
-      target->createMCSubtargetInfo(triple, cpu, trimmed));
+      target->createMCSubtargetInfo(triple, cpu, features));
 }
 
 /// The host's features that differ from what its CPU name implies.
@@ -140,36 +140,20 @@ llvm::Expected<CpuTarget> CpuTarget::get(llvm::StringRef triple,
   for (const llvm::SubtargetFeatureKV &f : sti.getAllProcessorFeatures())
     if (sti.getFeatureBits()[f.Value])
       t.enabled.push_back(f.Key);
-  auto has = [&](llvm::StringRef name) {
-    return llvm::is_contained(t.enabled, name);
-  };
   llvm::Triple tt(t.triple);
   if (tt.isX86()) {
-    if (has("avx512f")) {
+    if (t.hasFeature("avx512f")) {
       t.vectorBits = 512, t.vectorRegisters = 32, t.isa = "AVX-512";
-    } else if (has("avx")) {
+    } else if (t.hasFeature("avx")) {
       t.vectorBits = 256, t.vectorRegisters = 16;
-      t.isa = has("avx2") ? "AVX2" : "AVX";
-    } else if (has("sse2")) {
+      t.isa = t.hasFeature("avx2") ? "AVX2" : "AVX";
+    } else if (t.hasFeature("sse2")) {
       t.vectorBits = 128, t.vectorRegisters = 16, t.isa = "SSE";
     }
-    t.fma = has("fma");
-    t.f16c = has("f16c");
-    t.avx512bf16 = has("avx512bf16");
-    t.avx512fp16 = has("avx512fp16");
-    t.amxBf16 = has("amx-bf16");
   } else if (tt.isAArch64()) {
-    if (has("neon")) {
+    if (t.hasFeature("neon")) {
       t.vectorBits = 128, t.vectorRegisters = 32, t.isa = "NEON";
-      t.fma = true;
     }
-  }
-  if (isHost) {
-    long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (l1 > 0)
-      t.l1dBytes = l1;
-    if (l2 > 0)
-      t.l2Bytes = l2;
   }
   return t;
 }
@@ -216,12 +200,6 @@ llvm::Error CpuTarget::checkRunsOnHost() const {
   return llvm::Error::success();
 }
 
-std::string CpuTarget::allFeatures() const {
-  std::string all;
-  for (const std::string &f : enabled)
-    all += (all.empty() ? "+" : ",+") + f;
-  return all;
-}
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 CpuTarget::createTargetMachine(bool pic) const {

@@ -44,15 +44,8 @@ struct CpuTarget {
   /// there are: AVX-512 512 x 32, AVX2 256 x 16, SSE 128 x 16, NEON 128 x 32.
   int64_t vectorBits = 128;
   int64_t vectorRegisters = 16;
-  /// Data cache sizes per core (the host's own when compiling for the host;
-  /// 32 KiB and 1 MiB otherwise). Recorded for the tuner's report; no
-  /// lowering reads them yet (block sizes are fixed near 64 x 64, which fits
-  /// L1/L2 of every host seen).
-  int64_t l1dBytes = 32 << 10;
-  int64_t l2Bytes = 1 << 20;
-  /// Instruction-set extensions the lowerings may choose.
-  bool fma = false, f16c = false, avx512bf16 = false, avx512fp16 = false,
-       amxBf16 = false;
+  /// Whether the target has LLVM feature `name` (e.g. "avx512bf16").
+  bool hasFeature(llvm::StringRef name) const;
 
   /// f32 elements per vector register.
   int64_t f32Lanes() const { return vectorBits / 32; }
@@ -61,8 +54,10 @@ struct CpuTarget {
   /// right-hand-side vectors and one broadcast (`2 rows + 3 <= registers`,
   /// at most 8): AVX-512 8 x 32, AVX2 6 x 16, NEON 8 x 8.
   int64_t registerTileRows() const {
-    return std::clamp<int64_t>((vectorRegisters - 3) / 2, 1, 8);
+    return std::clamp<int64_t>(maxRegisterTileRows(), 1, 8);
   }
+  /// The most rows a two-register-wide tile can have and still fit.
+  int64_t maxRegisterTileRows() const { return (vectorRegisters - 3) / 2; }
   int64_t registerTileCols() const { return 2 * f32Lanes(); }
   /// f32 elements per vector of elementwise code (attn-vectorize): an
   /// eighth of the register file, so that the temporaries of a polynomial
@@ -73,7 +68,6 @@ struct CpuTarget {
   /// `AVX-512`, `AVX2`, `SSE`, `NEON` or `scalar`: the vector ISA the
   /// lowerings target.
   llvm::StringRef isaName() const { return isa; }
-  bool isX86() const;
 
   /// Resolves `cpu` (`host`, `native` or empty: this machine's CPU name and
   /// features) and `features` for `triple` (empty: the host's). Errors name
@@ -87,9 +81,6 @@ struct CpuTarget {
   /// Succeeds when code for this target runs on this machine; otherwise says
   /// which features the host lacks (the JIT would die with SIGILL).
   llvm::Error checkRunsOnHost() const;
-
-  /// Every enabled feature (`+avx2,+fma,...`).
-  std::string allFeatures() const;
 
   /// An LLVM TargetMachine for this target at -O3 (position-independent
   /// code when `pic`), to emit assembly or objects.

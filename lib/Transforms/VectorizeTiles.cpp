@@ -72,9 +72,12 @@ bool isContraction(linalg::LinalgOp op) {
 struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   using AttnVectorizeBase::AttnVectorizeBase;
 
-  /// Tile sizes per loop of `op` (0 = not tiled), for its function's target.
+  /// The function's CPU target, resolved once per run.
+  const CpuTarget *target = nullptr;
+
+  /// Tile sizes per loop of `op` (0 = not tiled), for the function's target.
   SmallVector<int64_t> tileSizes(linalg::LinalgOp op) {
-    const CpuTarget &target = getCpuTarget(op);
+    const CpuTarget &target = *this->target;
     int64_t lanes = target.f32Lanes();
     int64_t tileRows =
         registerRows > 0 ? registerRows : target.registerTileRows();
@@ -336,6 +339,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   }
 
   void runOnOperation() override {
+    target = &getCpuTarget(getOperation());
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&
