@@ -323,12 +323,8 @@ bool checkAgainstReference(benchmark::State &state, Prepared &p,
           maxErr = std::max(maxErr, err);
         }
       }
-  // Two units in the last place for 16-bit results (the reference rounds
-  // once from double, the compiled code from f32).
-  double rtol = got.dtype() == DType::bf16  ? 0x1p-6
-                : got.dtype() == DType::f16 ? 0x1p-9
-                                            : 1e-5;
-  double tolerance = rtol * std::max(scale, 1e-30);
+  double tolerance =
+      referenceTolerance(got.dtype(), 1e-5) * std::max(scale, 1e-30);
   bool ok = maxErr <= tolerance;
   std::string line = llvm::formatv(
       "--check {0}: {1} of {2} values vs the C++ reference, max |error| "

@@ -199,6 +199,13 @@ HostTensor tensorFor(Type type) {
 
 } // namespace
 
+double mlir::attn::referenceTolerance(DType dtype, double rtol) {
+  double ulp = dtype == DType::bf16  ? 0x1p-7
+               : dtype == DType::f16 ? 0x1p-10
+                                     : 0.0;
+  return std::max(rtol, 2 * ulp);
+}
+
 std::vector<HostTensor>
 mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
   std::mt19937_64 gen(seed);
@@ -278,21 +285,11 @@ mlir::attn::validateInputs(func::FuncOp func,
     return createStringError("@%s takes %u inputs, got %zu",
                              func.getName().str().c_str(),
                              func.getNumArguments(), inputs.size());
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    std::optional<DType> dtype =
-        tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
-    if (dtype && inputs[i]->dtype() == *dtype &&
-        inputs[i]->shape() == tensor.getShape())
-      continue;
-    std::string expected;
-    llvm::raw_string_ostream os(expected);
-    os << type;
-    return createStringError("@%s input %zu: expected %s, got %s",
-                             func.getName().str().c_str(), i,
-                             expected.c_str(),
-                             inputs[i]->typeString().c_str());
-  }
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+    if (llvm::Error err = checkTensorType(
+            *inputs[i], type,
+            "@" + func.getName().str() + " input " + std::to_string(i)))
+      return err;
   llvm::Error err = llvm::Error::success();
   func.walk([&](Operation *op) {
     if (!isa<SdpaOp, MhaOp, GatOp>(op) || err)

@@ -27,6 +27,13 @@ evaluateWithReference(func::FuncOp func,
                       llvm::ArrayRef<const HostTensor *> inputs,
                       int64_t rowStride = 1);
 
+/// The relative tolerance of a result of `dtype` checked against the C++
+/// reference: `rtol`, and at least two units in the last place of a 16-bit
+/// result (the reference rounds its double result once, compiled code an
+/// f32 result: the two may differ by one unit, 2^-7 relative for bf16 and
+/// 2^-10 for f16).
+double referenceTolerance(DType dtype, double rtol);
+
 /// Seeded inputs for `func`'s arguments. Arguments that feed an attn op get
 /// values that fit their role: kv_lengths in [0, Lk] (the last batch fully
 /// padded when B > 1), a random CSR graph with empty rows for row_ptr/col_idx,

@@ -210,16 +210,16 @@ JitModule::allocateResults(llvm::StringRef name) const {
   return results;
 }
 
-/// Checks `tensor` against the declared tensor type of argument `what`.
-static llvm::Error checkTensor(const HostTensor &tensor, Type declared,
-                               llvm::StringRef what) {
-  auto type = cast<RankedTensorType>(declared);
-  if (tensor.dtype() == *dtypeOf(type.getElementType()) &&
-      tensor.shape() == type.getShape())
+llvm::Error mlir::attn::checkTensorType(const HostTensor &tensor,
+                                        Type declared, llvm::StringRef what) {
+  auto type = dyn_cast<RankedTensorType>(declared);
+  std::optional<DType> dtype =
+      type ? dtypeOf(type.getElementType()) : std::nullopt;
+  if (dtype && tensor.dtype() == *dtype && tensor.shape() == type.getShape())
     return llvm::Error::success();
   std::string expected;
   llvm::raw_string_ostream os(expected);
-  os << type;
+  os << declared;
   return createStringError("%s: expected %s, got %s", what.str().c_str(),
                            expected.c_str(), tensor.typeString().c_str());
 }
@@ -238,12 +238,12 @@ llvm::Error JitModule::invoke(llvm::StringRef name,
         inputs.size(), outputs.size());
   for (auto [i, t] : llvm::enumerate(inputs))
     if (llvm::Error err =
-            checkTensor(*t, type->getInput(i),
+            checkTensorType(*t, type->getInput(i),
                         "@" + name.str() + " input " + std::to_string(i)))
       return err;
   for (auto [i, t] : llvm::enumerate(outputs))
     if (llvm::Error err =
-            checkTensor(*t, type->getResult(i),
+            checkTensorType(*t, type->getResult(i),
                         "@" + name.str() + " result " + std::to_string(i)))
       return err;
 

@@ -41,6 +41,11 @@ void initializeRuntime();
 /// Maps a tensor element type to a host dtype, if supported.
 std::optional<DType> dtypeOf(Type elementType);
 
+/// Checks `tensor` against `declared` (a ranked tensor type): dtype and
+/// shape. The error reads "WHAT: expected tensor<...>, got 2x3xf32".
+llvm::Error checkTensorType(const HostTensor &tensor, Type declared,
+                            llvm::StringRef what);
+
 struct JitOptions {
   /// Pass pipeline (textual, on builtin.module) that lowers attn IR to LLVM.
   std::string pipeline = "attn-cpu-pipeline";

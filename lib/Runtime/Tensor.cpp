@@ -180,6 +180,13 @@ HostTensor HostTensor::clone() const {
   return copy;
 }
 
+HostTensor HostTensor::converted(DType dtype) const {
+  HostTensor copy(dtype, dims);
+  for (int64_t i = 0; i < numElements(); ++i)
+    copy.setDouble(i, getDouble(i));
+  return copy;
+}
+
 std::string HostTensor::typeString() const {
   std::string s;
   for (int64_t d : dims)
@@ -328,11 +335,8 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
 Error mlir::attn::writeNpy(StringRef path, const HostTensor &source) {
   // NumPy has no bfloat16: its values are written exactly as f32.
   HostTensor widened;
-  if (source.dtype() == DType::bf16) {
-    widened = HostTensor(DType::f32, source.shape());
-    for (int64_t i = 0; i < source.numElements(); ++i)
-      widened.setDouble(i, source.getDouble(i));
-  }
+  if (source.dtype() == DType::bf16)
+    widened = source.converted(DType::f32);
   const HostTensor &tensor =
       source.dtype() == DType::bf16 ? widened : source;
   // NumPy's tuple syntax: "()", "(n,)", "(a, b)".

@@ -59,6 +59,9 @@ public:
 
   /// A deep copy.
   HostTensor clone() const;
+  /// A copy with every element converted to `dtype` (rounded to nearest
+  /// even into 16-bit floats).
+  HostTensor converted(DType dtype) const;
 
   /// "2x8x128x64xf32".
   std::string typeString() const;

@@ -6,6 +6,7 @@
 #include "lib/Runtime/Jit.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -197,7 +198,7 @@ std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target) {
   // One row fewer and more than the heuristic's register tile (when it
   // fits the registers), at the usual tile sizes.
   for (int64_t r : {rows - 1, rows + 1})
-    if (r >= 1 && 2 * r + 3 <= target.vectorRegisters)
+    if (r >= 1 && r <= target.maxRegisterTileRows())
       for (int64_t bq : {48, 64})
         out.push_back({below(bq, r), 64, r, cols});
   return out;
@@ -207,8 +208,7 @@ llvm::Expected<std::vector<TuneResult>>
 mlir::attn::tuneTiles(ModuleOp module, llvm::StringRef func,
                       llvm::ArrayRef<HostTensor *> inputs,
                       llvm::ArrayRef<HostTensor *> outputs, int64_t threads,
-                      llvm::StringRef targetCpu,
-                      llvm::StringRef targetFeatures,
+                      const CpuTarget &target,
                       const std::vector<TileChoice> &candidates,
                       unsigned calls,
                       const std::function<void(const TuneResult &)> &progress) {
@@ -220,8 +220,8 @@ mlir::attn::tuneTiles(ModuleOp module, llvm::StringRef func,
     options.pipeline = llvm::formatv("attn-cpu-pipeline{{threads={0} {1}}",
                                      threads, choice.pipelineOptions())
                            .str();
-    options.targetCpu = targetCpu.str();
-    options.targetFeatures = targetFeatures.str();
+    options.targetCpu = target.cpu;
+    options.targetFeatures = target.features;
     auto jit = JitModule::compile(*copy, options);
     if (!jit) {
       std::string message = llvm::toString(jit.takeError());
@@ -254,4 +254,31 @@ mlir::attn::tuneTiles(ModuleOp module, llvm::StringRef func,
                      return a.ms < b.ms;
                    });
   return results;
+}
+
+llvm::Expected<TuneResult>
+mlir::attn::tuneAndStore(ModuleOp module, func::FuncOp func,
+                         llvm::ArrayRef<HostTensor *> inputs,
+                         llvm::ArrayRef<HostTensor *> outputs, int64_t threads,
+                         const CpuTarget &target, unsigned calls,
+                         llvm::StringRef cachePath, llvm::raw_ostream &os) {
+  llvm::Expected<TuningCache> cache = TuningCache::load(cachePath);
+  if (!cache)
+    return cache.takeError();
+  auto results = tuneTiles(module, func.getName(), inputs, outputs, threads,
+                           target, tileCandidates(target), calls,
+                           [&](const TuneResult &r) {
+                             os << llvm::format(
+                                 "  %-60s %9.3f ms\n",
+                                 r.choice.pipelineOptions().c_str(), r.ms);
+                             os.flush();
+                           });
+  if (!results)
+    return results.takeError();
+  const TuneResult &best = results->front();
+  cache->store(tuningTarget(target), tuningKey(func), threads, best.choice,
+               best.ms);
+  if (llvm::Error err = cache->save(cachePath))
+    return std::move(err);
+  return best;
 }

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <functional>
 #include <optional>
@@ -90,17 +91,28 @@ struct TuneResult {
 };
 
 /// Compiles `func` of `module` (left untouched) with attn-cpu-pipeline for
-/// every candidate (`threads` OpenMP threads, the module's target) and times
-/// `calls` calls on `inputs` / `outputs`. Results sorted fastest first;
-/// `progress` sees each as it is measured. Candidates that fail to compile
-/// are skipped.
+/// every candidate (`threads` OpenMP threads, for `target`, which must run
+/// here) and times `calls` calls on `inputs` / `outputs`. Results sorted
+/// fastest first; `progress` sees each as it is measured. Candidates that
+/// fail to compile are skipped.
 llvm::Expected<std::vector<TuneResult>>
 tuneTiles(ModuleOp module, llvm::StringRef func,
           llvm::ArrayRef<HostTensor *> inputs,
           llvm::ArrayRef<HostTensor *> outputs, int64_t threads,
-          llvm::StringRef targetCpu, llvm::StringRef targetFeatures,
-          const std::vector<TileChoice> &candidates, unsigned calls,
+          const CpuTarget &target, const std::vector<TileChoice> &candidates,
+          unsigned calls,
           const std::function<void(const TuneResult &)> &progress);
+
+/// What `--tune` does in the tools: tuneTiles over `target`'s candidates,
+/// each result printed to `os` as it is measured, and the fastest stored in
+/// the cache at `cachePath` under (tuningTarget(target), tuningKey(func),
+/// threads). A malformed cache is an error before anything is timed.
+llvm::Expected<TuneResult>
+tuneAndStore(ModuleOp module, func::FuncOp func,
+             llvm::ArrayRef<HostTensor *> inputs,
+             llvm::ArrayRef<HostTensor *> outputs, int64_t threads,
+             const CpuTarget &target, unsigned calls,
+             llvm::StringRef cachePath, llvm::raw_ostream &os);
 
 } // namespace mlir::attn
 

@@ -371,6 +371,35 @@ static llvm::Expected<HostTensor> loadWeights(const Model &model) {
   return packWeights(model, &*checkpoint, seed);
 }
 
+/// Values checked once over the whole inputs (zero-padded rows of a last
+/// partial chunk are valid for every model), not per call; then the model's
+/// own preparation of them.
+static llvm::Error validateAndPrepare(const Model &model,
+                                      std::vector<HostTensor> &inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (llvm::Error err = model.validateInput(i, inputs[i]))
+      return err;
+  model.prepareInputs(inputs);
+  return llvm::Error::success();
+}
+
+/// The model's inputs for items [first, first + count) of `inputs` into the
+/// batch-sized tensors `chunk` (a partial last chunk zero-padded); models
+/// that are not chunkable take their inputs whole.
+static void copyChunk(const Model &model, const std::vector<HostTensor> &inputs,
+                      int64_t first, int64_t count,
+                      std::vector<HostTensor> &chunk) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!model.chunkable()) {
+      std::memcpy(chunk[i].data(), inputs[i].data(), chunk[i].numBytes());
+      continue;
+    }
+    if (count < model.batch()) // the last, partial chunk: zero the unused rows
+      std::memset(chunk[i].data(), 0, chunk[i].numBytes());
+    copyItems(inputs[i], first, chunk[i], 0, count);
+  }
+}
+
 static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   // Weights first: a bad checkpoint should fail before compiling.
   llvm::Expected<HostTensor> weights = loadWeights(model);
@@ -404,12 +433,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
     labels = std::move(*l);
   }
 
-  // Values checked once over the whole inputs (zero-padded rows of a last
-  // partial chunk are valid for every model), not per call.
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (llvm::Error err = model.validateInput(i, inputs[i]))
-      return fail(std::move(err));
-  model.prepareInputs(inputs);
+  if (llvm::Error err = validateAndPrepare(model, inputs))
+    return fail(std::move(err));
 
   JitOptions options;
   options.pipeline = pipelineText();
@@ -452,15 +477,7 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
     args.push_back(&*weights);
     for (int64_t c = id; c < chunks && w.error.empty(); c += numWorkers) {
       int64_t first = c * b, count = model.chunkable() ? std::min(b, items - first) : b;
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        if (!model.chunkable()) {
-          std::memcpy(w.in[i].data(), inputs[i].data(), w.in[i].numBytes());
-          continue;
-        }
-        if (count < b) // the last, partial chunk: zero the unused rows
-          std::memset(w.in[i].data(), 0, w.in[i].numBytes());
-        copyItems(inputs[i], first, w.in[i], 0, count);
-      }
+      copyChunk(model, inputs, first, count, w.in);
       if (llvm::Error err = (*jit)->invoke("forward", args, results)) {
         w.error = llvm::toString(std::move(err));
         return;
@@ -672,51 +689,31 @@ static int tuneModel(const Model &model, ModuleOp module,
   int64_t items = 0;
   if (llvm::Error err = collectInputs(model, inputs, items))
     return fail(std::move(err));
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (llvm::Error err = model.validateInput(i, inputs[i]))
-      return fail(std::move(err));
-  model.prepareInputs(inputs);
+  if (llvm::Error err = validateAndPrepare(model, inputs))
+    return fail(std::move(err));
   std::vector<HostTensor> batchInputs;
   std::vector<HostTensor *> args;
-  for (auto [i, spec] : llvm::enumerate(model.inputs())) {
+  for (const TensorSpec &spec : model.inputs())
     batchInputs.emplace_back(spec.dtype, spec.shape);
-    if (model.chunkable())
-      copyItems(inputs[i], 0, batchInputs.back(), 0,
-                std::min(model.batch(), items));
-    else
-      std::memcpy(batchInputs.back().data(), inputs[i].data(),
-                  batchInputs.back().numBytes());
-  }
+  copyChunk(model, inputs, 0, std::min(model.batch(), items), batchInputs);
   for (HostTensor &t : batchInputs)
     args.push_back(&t);
   args.push_back(&*weights);
   HostTensor out(model.output().dtype, model.output().shape);
 
-  llvm::Expected<TuningCache> cache = TuningCache::load(cachePath());
-  if (!cache)
-    return fail(cache.takeError());
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  std::string key = tuningKey(forward);
   llvm::outs() << "attn-compile: tuning " << specFile << " for " << target.cpu
                << " (" << target.isaName() << "), " << threads
                << " thread(s)\n";
-  auto results = tuneTiles(
-      module, "forward", args, {&out}, threads, targetCpu, targetFeatures,
-      tileCandidates(target), /*calls=*/5, [](const TuneResult &r) {
-        llvm::outs() << llvm::format("  %-60s %9.3f ms\n",
-                                     r.choice.pipelineOptions().c_str(), r.ms);
-        llvm::outs().flush();
-      });
-  if (!results)
-    return fail(results.takeError());
-  const TuneResult &best = results->front();
-  cache->store(tuningTarget(target), key, threads, best.choice, best.ms);
-  if (llvm::Error err = cache->save(cachePath()))
-    return fail(std::move(err));
+  llvm::Expected<TuneResult> best = tuneAndStore(
+      module, module.lookupSymbol<func::FuncOp>("forward"), args, {&out},
+      threads, target, /*calls=*/5, cachePath(), llvm::outs());
+  if (!best)
+    return fail(best.takeError());
   llvm::outs() << llvm::format("  best: %s, %.3f ms per batch of %lld "
                                "(stored in %s)\n",
-                               best.choice.pipelineOptions().c_str(), best.ms,
-                               (long long)model.batch(), cachePath().c_str());
+                               best->choice.pipelineOptions().c_str(),
+                               best->ms, (long long)model.batch(),
+                               cachePath().c_str());
   return 0;
 }
 

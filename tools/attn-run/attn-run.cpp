@@ -155,12 +155,8 @@ static llvm::Error loadInputs(std::vector<HostTensor> &args) {
       return t.takeError();
     // NumPy has no bfloat16: an f32 .npy feeds a bf16 argument, rounded
     // (--dump-dir writes bf16 tensors as their exact f32 values).
-    if (args[index].dtype() == DType::bf16 && t->dtype() == DType::f32) {
-      HostTensor rounded(DType::bf16, t->shape());
-      for (int64_t i = 0; i < t->numElements(); ++i)
-        rounded.setDouble(i, t->getDouble(i));
-      *t = std::move(rounded);
-    }
+    if (args[index].dtype() == DType::bf16 && t->dtype() == DType::f32)
+      *t = t->converted(DType::bf16);
     args[index] = std::move(*t);
   }
   return llvm::Error::success();
@@ -183,24 +179,13 @@ static void printSummary(llvm::StringRef name, const HostTensor &t) {
 /// rtol * max |want| (errors relative to the result's scale: an output that is
 /// a cancelling sum of many terms is not held to 1e-5 of its own tiny value).
 /// Infinities must match exactly and NaN never passes.
-/// The relative tolerance of a result of `dtype`: --rtol, and at least two
-/// units in the last place of a 16-bit result (the reference rounds its
-/// double result once, the compiled code rounds an f32 result: the two may
-/// differ by one unit, 2^-7 relative for bf16 and 2^-10 for f16).
-static double toleranceFor(DType dtype) {
-  double ulp = dtype == DType::bf16  ? 0x1p-7
-               : dtype == DType::f16 ? 0x1p-10
-                                     : 0.0;
-  return std::max<double>(relTol, 2 * ulp);
-}
-
 static bool compare(unsigned index, const HostTensor &got,
                     const HostTensor &want) {
   double scale = 0;
   for (int64_t i = 0; i < want.numElements(); ++i)
     if (std::isfinite(want.getDouble(i)))
       scale = std::max(scale, std::fabs(want.getDouble(i)));
-  double rtol = toleranceFor(got.dtype());
+  double rtol = referenceTolerance(got.dtype(), relTol);
   double atol = absTol >= 0 ? double(absTol) : rtol * scale;
 
   double maxAbs = 0;
@@ -281,28 +266,15 @@ static int tuneFunction(ModuleOp module, llvm::StringRef name,
     in.push_back(&t);
   for (HostTensor &t : results)
     out.push_back(&t);
-  llvm::Expected<TuningCache> cache = TuningCache::load(cachePath);
-  if (!cache)
-    return fail(cache.takeError());
   llvm::outs() << "attn-run: tuning @" << name << " for " << target.cpu << " ("
                << target.isaName() << "), " << threads << " thread(s)\n";
-  auto tuned = tuneTiles(
-      module, name, in, out, threads, targetCpu, targetFeatures,
-      tileCandidates(target), std::max(3u, unsigned(repeat)),
-      [](const TuneResult &r) {
-        llvm::outs() << llvm::format("  %-60s %9.3f ms\n",
-                                     r.choice.pipelineOptions().c_str(), r.ms);
-        llvm::outs().flush();
-      });
-  if (!tuned)
-    return fail(tuned.takeError());
-  const TuneResult &best = tuned->front();
-  cache->store(tuningTarget(target), tuningKey(func), threads, best.choice,
-               best.ms);
-  if (llvm::Error err = cache->save(cachePath))
-    return fail(std::move(err));
+  llvm::Expected<TuneResult> best =
+      tuneAndStore(module, func, in, out, threads, target,
+                   std::max(3u, unsigned(repeat)), cachePath, llvm::outs());
+  if (!best)
+    return fail(best.takeError());
   llvm::outs() << llvm::format("  best: %s, %.3f ms (stored in %s)\n",
-                               best.choice.pipelineOptions().c_str(), best.ms,
+                               best->choice.pipelineOptions().c_str(), best->ms,
                                cachePath.c_str());
   return 0;
 }
