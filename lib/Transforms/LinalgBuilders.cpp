@@ -8,10 +8,35 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
+
+/// Every builder creates ops (and attributes) of the dialects it names; in a
+/// pass that did not declare them in `dependentDialects` they are not loaded,
+/// and creating them crashes deep inside MLIR (a segfault in a release build).
+/// Says which dialect is missing and where to declare it, then exits 1.
+template <typename... Dialects>
+static void requireLoaded(OpBuilder &b, StringRef builder) {
+  MLIRContext *ctx = b.getContext();
+  std::string missing;
+  auto check = [&](Dialect *loaded, StringRef name) {
+    if (!loaded)
+      missing += (missing.empty() ? "'" : ", '") + name.str() + "'";
+  };
+  (check(ctx->getLoadedDialect<Dialects>(), Dialects::getDialectNamespace()),
+   ...);
+  if (!missing.empty())
+    llvm::reportFatalUsageError(
+        "attn builders: " + builder + " creates ops of the dialect(s) " +
+        missing +
+        ", not loaded in this context; list them in the pass's "
+        "`dependentDialects` in Passes.td (see docs/writing-a-pass.md, "
+        "\"When it goes wrong\")");
+}
 
 ArrayRef<int64_t> mlir::attn::getShape(Value tensor) {
   return cast<RankedTensorType>(tensor.getType()).getShape();
@@ -56,6 +81,7 @@ AffineMap mlir::attn::dimsMap(MLIRContext *ctx, unsigned numDims,
 
 Value mlir::attn::buildIndexConstant(OpBuilder &b, Location loc,
                                      int64_t value) {
+  requireLoaded<arith::ArithDialect>(b, "buildIndexConstant");
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
@@ -65,6 +91,7 @@ Value mlir::attn::buildIndexCast(OpBuilder &b, Location loc, Value value) {
 
 Value mlir::attn::buildFloatConstant(OpBuilder &b, Location loc, Type type,
                                      double value) {
+  requireLoaded<arith::ArithDialect>(b, "buildFloatConstant");
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
@@ -85,13 +112,15 @@ scf::ForallOp mlir::attn::buildAttentionForall(
   return forall;
 }
 
-static Value buildEmpty(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                        Type elemType) {
+Value mlir::attn::buildEmpty(OpBuilder &b, Location loc,
+                            ArrayRef<int64_t> shape, Type elemType) {
+  requireLoaded<tensor::TensorDialect>(b, "buildEmpty");
   return tensor::EmptyOp::create(b, loc, shape, elemType);
 }
 
 static Value buildFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                          Type elemType, Value fillValue) {
+  requireLoaded<linalg::LinalgDialect>(b, "buildFilled");
   Value empty = buildEmpty(b, loc, shape, elemType);
   return linalg::FillOp::create(b, loc, ValueRange{fillValue},
                                 ValueRange{empty})
@@ -110,6 +139,8 @@ Value mlir::attn::buildContractionInto(OpBuilder &b, Location loc, Value lhs,
                                        AffineMap lhsMap, Value rhs,
                                        AffineMap rhsMap, Value init,
                                        AffineMap outMap) {
+  requireLoaded<linalg::LinalgDialect, arith::ArithDialect>(
+      b, "buildContractionInto");
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{lhs, rhs}, ValueRange{init},
       ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iteratorsFor(outMap),
@@ -186,6 +217,7 @@ Value mlir::attn::buildElementwise(
     OpBuilder &b, Location loc, Value init, ValueRange inputs,
     ArrayRef<AffineMap> inputMaps,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  requireLoaded<linalg::LinalgDialect>(b, "buildElementwise");
   unsigned rank = getShape(init).size();
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, b.getContext()));

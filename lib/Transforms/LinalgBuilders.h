@@ -4,6 +4,11 @@
 // needs: contractions, masked stable softmax, CSR densification, broadcasts.
 // Each lowering composes these rather than writing its own copy.
 //
+// A pass that calls them declares, in Passes.td's `dependentDialects`, the
+// dialects they create: linalg, arith and tensor for all of them, plus math
+// (softmax) and scf (buildAttentionForall). A builder called in a context
+// where one is not loaded stops with an error naming it.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_LIB_TRANSFORMS_LINALGBUILDERS_H
@@ -30,6 +35,11 @@ bool hasStaticTensorOperands(Operation *op);
 LogicalResult requireStaticShapes(Operation *root,
                                   llvm::function_ref<bool(Operation *)> filter,
                                   StringRef message);
+
+/// A `tensor.empty` of `shape` and `elemType`: the init operand of a
+/// linalg op that overwrites every element (buildElementwise's `init`).
+Value buildEmpty(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                 Type elemType);
 
 /// Builds the affine map (d0..d{numDims-1}) -> (d{results[0]}, ...).
 AffineMap dimsMap(MLIRContext *ctx, unsigned numDims,

@@ -3,15 +3,8 @@
 #ifndef ATTN_LIB_TRANSFORMS_PASSES_H
 #define ATTN_LIB_TRANSFORMS_PASSES_H
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
+// Only what the declarations need: each pass's .cpp includes the dialects it
+// creates (and lists them in Passes.td's dependentDialects).
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

@@ -431,4 +431,45 @@ def AttnSimplifyMasks : Pass<"attn-simplify-masks"> {
   }];
 }
 
+def AttnFoldScale : Pass<"attn-fold-scale"> {
+  let summary = "Fold the softmax scale of attn.sdpa into its query";
+  let description = [{
+    `scale * (q . k)` equals `(scale * q) . k`: the query (`B x H x Lq x E`
+    elements) is multiplied by the scale once, by a `linalg.generic` ahead of
+    the op, and the op's `scale` becomes 1, so that a lowering that
+    materialises the `Lq x Lk` scores does not scale each of them. The Shaw
+    term (`rel_key`) is scaled with `q . k` and folds the same way; biases are
+    added after scaling and are untouched. f32 and f64 only: in f16 or bf16
+    the product would be rounded to the 16-bit type before the lowering widens
+    it, changing the result.
+
+    Before:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v {scale = 0.125 : f64} : ...
+    ```
+
+    After:
+
+    ```mlir
+    %c = arith.constant 1.250000e-01 : f32
+    %e = tensor.empty() : tensor<1x2x16x8xf32>
+    %qs = linalg.generic {...} ins(%q : ...) outs(%e : ...) {
+      ^bb0(%x: f32, %out: f32):
+        %m = arith.mulf %x, %c : f32
+        linalg.yield %m : f32
+    } -> tensor<1x2x16x8xf32>
+    %o = attn.sdpa %qs, %k, %v {scale = 1.000000e+00 : f64} : ...
+    ```
+
+    The worked example of the second part of docs/writing-a-pass.md: a pass
+    that creates linalg and arith ops through the project's builders and
+    therefore declares their dialects.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

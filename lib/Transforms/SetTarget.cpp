@@ -9,6 +9,7 @@
 #include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace mlir::attn {

@@ -12,6 +12,8 @@
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
