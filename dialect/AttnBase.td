@@ -40,7 +40,8 @@ def Attn_MaskKind : I32EnumAttr<"MaskKind", "structural attention mask", [
     I32EnumAttrCase<"causal", 1>,
     I32EnumAttrCase<"local", 2>,
     I32EnumAttrCase<"causal_local", 3>,
-    I32EnumAttrCase<"graph", 4>
+    I32EnumAttrCase<"graph", 4>,
+    I32EnumAttrCase<"dilated", 5>
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";
@@ -58,11 +59,15 @@ def Attn_MaskKindAttr : EnumAttr<Attn_Dialect, Attn_MaskKind, "mask"> {
     | `local`        | `ia - window_left <= j <= ia + window_right`     |
     | `causal_local` | `ia - window_left <= j <= ia` (and `<= ia + window_right` if given) |
     | `graph`        | `j` is in `col_idx[row_ptr[i] .. row_ptr[i+1])`  |
+    | `dilated`      | `ia - window_left <= j <= ia + window_right` and `(ia - j) % dilation == 0` |
 
     Padding (`kv_lengths`) composes with every kind: `j < kv_lengths[b]`.
 
     Written `#attn.mask<causal>`; an unknown kind is one error naming it
-    and the kinds there are.
+    and the kinds there are. Each kind is defined once, in
+    `dialect/MaskKinds.cpp` (its attributes, element predicate, the keys a
+    range of rows can see, and when a tile is fully allowed); every lowering
+    reads it from there.
   }];
   let assemblyFormat = ?;
   let hasCustomAssemblyFormat = 1;

@@ -38,9 +38,21 @@ parseEnumKeyword(AsmParser &parser, StringRef what, StringRef choices,
   return *value;
 }
 
+/// "a, b, c": every case of an I32EnumAttr, in declaration order.
+template <typename Enum>
+static std::string enumChoices(uint32_t maxValue,
+                               llvm::function_ref<StringRef(Enum)> stringify) {
+  std::string s;
+  for (uint32_t v = 0; v <= maxValue; ++v)
+    s += (v ? ", " : "") + stringify(static_cast<Enum>(v)).str();
+  return s;
+}
+
 Attribute MaskKindAttr::parse(AsmParser &parser, Type) {
+  std::string choices = enumChoices<MaskKind>(
+      getMaxEnumValForMaskKind(), [](MaskKind k) { return stringifyMaskKind(k); });
   FailureOr<MaskKind> kind = parseEnumKeyword<MaskKind>(
-      parser, "mask kind", "dense, causal, local, causal_local, graph",
+      parser, "mask kind", choices,
       [](StringRef s) { return symbolizeMaskKind(s); });
   return succeeded(kind) ? MaskKindAttr::get(parser.getContext(), *kind)
                          : Attribute();
@@ -51,8 +63,11 @@ void MaskKindAttr::print(AsmPrinter &printer) const {
 }
 
 Attribute HeadCombineAttr::parse(AsmParser &parser, Type) {
+  std::string choices = enumChoices<HeadCombine>(
+      getMaxEnumValForHeadCombine(),
+      [](HeadCombine c) { return stringifyHeadCombine(c); });
   FailureOr<HeadCombine> combine = parseEnumKeyword<HeadCombine>(
-      parser, "head combination", "concat, mean",
+      parser, "head combination", choices,
       [](StringRef s) { return symbolizeHeadCombine(s); });
   return succeeded(combine)
              ? HeadCombineAttr::get(parser.getContext(), *combine)

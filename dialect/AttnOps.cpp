@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnOps.h"
+#include "dialect/MaskKinds.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -119,24 +120,12 @@ template <typename OpTy>
 static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
   Operation *o = op.getOperation();
   MaskKind mask = op.getMask();
-  bool isLocal = mask == MaskKind::local || mask == MaskKind::causal_local;
 
-  // Window attributes belong to the local masks.
-  if (mask == MaskKind::local && (!op.getWindowLeft() || !op.getWindowRight()))
-    return op.emitOpError(
-        "mask 'local' requires both 'window_left' and 'window_right'");
-  if (mask == MaskKind::causal_local && !op.getWindowLeft())
-    return op.emitOpError("mask 'causal_local' requires 'window_left'");
-  if (!isLocal && (op.getWindowLeft() || op.getWindowRight()))
-    return op.emitOpError() << "'window_left'/'window_right' require mask "
-                               "'local' or 'causal_local', got mask '"
-                            << stringifyMaskKind(mask) << "'";
-  for (auto [name, w] : {std::pair<StringRef, std::optional<uint64_t>>{
-                             "window_left", op.getWindowLeft()},
-                         {"window_right", op.getWindowRight()}})
-    if (w && static_cast<int64_t>(*w) < 0)
-      return op.emitOpError() << "'" << name << "' must be >= 0, got "
-                              << static_cast<int64_t>(*w);
+  // The kind's parameters (window_left, window_right, dilation), as its
+  // definition in MaskKinds.cpp says.
+  if (failed(verifyMaskParams(MaskParams::of(o),
+                              [&] { return op.emitOpError(); })))
+    return failure();
 
   // The graph mask and its CSR operands come together.
   bool hasGraph = op.getRowPtr() || op.getColIdx();

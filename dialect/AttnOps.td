@@ -28,6 +28,7 @@ defvar Attn_MaskAttrs = (ins
   DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::dense">:$mask,
   OptionalAttr<I64Attr>:$window_left,
   OptionalAttr<I64Attr>:$window_right,
+  OptionalAttr<I64Attr>:$dilation,
   OptionalAttr<I64Attr>:$rel_clip,
   OptionalAttr<F64Attr>:$scale
 );
@@ -47,8 +48,11 @@ defvar Attn_MaskDescription = [{
 
     - `mask` (default `dense`): `causal`, `local` (needs `window_left` and
       `window_right`), `causal_local` (needs `window_left`; `window_right`
-      optional), `graph` (needs `graph(row_ptr, col_idx)`: the CSR of allowed
-      keys per query row; duplicate entries are harmless).
+      optional), `dilated` (needs `window_left`, `window_right` and
+      `dilation >= 1`: every `dilation`-th key of the local window, counted
+      from the query's own position), `graph` (needs `graph(row_ptr,
+      col_idx)`: the CSR of allowed keys per query row; duplicate entries are
+      harmless).
     - `kv_lengths(tensor<B x i32|i64>)`: padding, key `j` of batch `b` is
       allowed only when `j < kv_lengths[b]`.
     - `bias(tensor<B' x H' x Lq' x Lk'>)`: additive bias; each dimension is

@@ -242,6 +242,7 @@ Value NetBuilder::selfAttention(Value x, Value inW, Value inB, Value outW,
                        b.getI64IntegerAttr(heads), IntegerAttr(),
                        MaskKindAttr::get(b.getContext(), mask.kind),
                        optionalInt(mask.windowLeft),
-                       optionalInt(mask.windowRight), optionalInt(mask.relClip),
+                       optionalInt(mask.windowRight), /*dilation=*/IntegerAttr(),
+                       optionalInt(mask.relClip),
                        FloatAttr());
 }

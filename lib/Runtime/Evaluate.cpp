@@ -3,6 +3,7 @@
 #include "lib/Runtime/Evaluate.h"
 
 #include "dialect/AttnOps.h"
+#include "dialect/MaskKinds.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Reference.h"
 
@@ -43,30 +44,16 @@ private:
   std::deque<HostTensor> storage;
 };
 
-reference::Mask toReference(MaskKind kind) {
-  switch (kind) {
-  case MaskKind::dense:
-    return reference::Mask::dense;
-  case MaskKind::causal:
-    return reference::Mask::causal;
-  case MaskKind::local:
-    return reference::Mask::local;
-  case MaskKind::causal_local:
-    return reference::Mask::causalLocal;
-  case MaskKind::graph:
-    return reference::Mask::graph;
-  }
-  llvm_unreachable("unknown mask kind");
-}
-
 template <typename OpTy>
 reference::MaskArgs maskArgs(OpTy op, const Environment &env) {
   reference::MaskArgs m;
-  m.mask = toReference(op.getMask());
-  if (auto left = op.getWindowLeft())
-    m.windowLeft = static_cast<int64_t>(*left);
-  if (auto right = op.getWindowRight())
-    m.windowRight = static_cast<int64_t>(*right);
+  // The kind by name and every mask parameter the op carries: the oracle
+  // interprets them itself (it does not share the definitions).
+  m.mask = stringifyMaskKind(op.getMask()).str();
+  MaskParams params = MaskParams::of(op.getOperation());
+  for (StringRef name : maskParameterNames())
+    if (std::optional<int64_t> value = params.get(name))
+      m.maskParams[name.str()] = *value;
   if (auto clip = op.getRelClip())
     m.relClip = static_cast<int64_t>(*clip);
   if (auto scale = op.getScale())

@@ -2,6 +2,9 @@
 
 #include "lib/Runtime/Reference.h"
 
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -21,22 +24,58 @@ static int64_t offsetOf(llvm::ArrayRef<int64_t> shape,
   return off;
 }
 
+namespace {
+/// The oracle's own reading of a mask kind, resolved once per call.
+enum class Kind { dense, causal, local, causalLocal, dilated, graph };
+struct Resolved {
+  const MaskArgs *args;
+  Kind kind;
+  int64_t left = 0, dilation = 1;
+  std::optional<int64_t> right;
+};
+} // namespace
+
+static Resolved resolve(const MaskArgs &m) {
+  auto param = [&](const char *name) -> std::optional<int64_t> {
+    auto it = m.maskParams.find(name);
+    if (it == m.maskParams.end())
+      return std::nullopt;
+    return it->second;
+  };
+  static const std::pair<const char *, Kind> kinds[] = {
+      {"dense", Kind::dense},         {"causal", Kind::causal},
+      {"local", Kind::local},         {"causal_local", Kind::causalLocal},
+      {"dilated", Kind::dilated},     {"graph", Kind::graph}};
+  for (auto [name, kind] : kinds)
+    if (m.mask == name)
+      return {&m, kind, param("window_left").value_or(0),
+              param("dilation").value_or(1), param("window_right")};
+  llvm::reportFatalInternalError(
+      llvm::Twine("reference: no predicate for mask kind '") + m.mask + "'");
+}
+
 /// Is key j visible from query row i (absolute position ia) of batch b?
-static bool isAllowed(const MaskArgs &m, int64_t b, int64_t i, int64_t ia,
-                      int64_t j) {
+/// Window bounds in 128 bits: a window near 2^63 reaches every key.
+static bool allowed(const Resolved &r, int64_t b, int64_t i, int64_t ia,
+                    int64_t j) {
+  const MaskArgs &m = *r.args;
   if (m.kvLengths && j >= m.kvLengths->getInt(b))
     return false;
-  switch (m.mask) {
-  case Mask::dense:
+  using Wide = __int128;
+  bool afterLeft = Wide(j) >= Wide(ia) - r.left;
+  bool beforeRight = !r.right || Wide(j) <= Wide(ia) + *r.right;
+  switch (r.kind) {
+  case Kind::dense:
     return true;
-  case Mask::causal:
+  case Kind::causal:
     return j <= ia;
-  case Mask::local:
-    return j >= ia - m.windowLeft && j <= ia + *m.windowRight;
-  case Mask::causalLocal:
-    return j <= ia && j >= ia - m.windowLeft &&
-           (!m.windowRight || j <= ia + *m.windowRight);
-  case Mask::graph:
+  case Kind::local:
+    return afterLeft && beforeRight;
+  case Kind::causalLocal:
+    return j <= ia && afterLeft && beforeRight;
+  case Kind::dilated:
+    return afterLeft && beforeRight && (ia - j) % r.dilation == 0;
+  case Kind::graph:
     for (int64_t e = m.rowPtr->getInt(i), end = m.rowPtr->getInt(i + 1);
          e < end; ++e)
       if (m.colIdx->getInt(e) == j)
@@ -44,6 +83,11 @@ static bool isAllowed(const MaskArgs &m, int64_t b, int64_t i, int64_t ia,
     return false;
   }
   return false;
+}
+
+bool reference::isAllowed(const MaskArgs &m, int64_t b, int64_t i, int64_t ia,
+                          int64_t j) {
+  return allowed(resolve(m), b, i, ia, j);
 }
 
 void reference::sdpa(const HostTensor &q, const HostTensor &k,
@@ -55,6 +99,7 @@ void reference::sdpa(const HostTensor &q, const HostTensor &k,
   int64_t group = nh / nkv;
   double scale = m.scale ? *m.scale : 1.0 / std::sqrt(double(e));
   std::vector<double> s(lk), acc(ev);
+  Resolved mask = resolve(m);
 
   for (int64_t b = 0; b < nb; ++b)
     for (int64_t h = 0; h < nh; ++h)
@@ -65,7 +110,7 @@ void reference::sdpa(const HostTensor &q, const HostTensor &k,
         double rowMax = kNegInf;
         for (int64_t j = 0; j < lk; ++j) {
           s[j] = kNegInf;
-          if (!isAllowed(m, b, i, ia, j))
+          if (!allowed(mask, b, i, ia, j))
             continue;
           int64_t r =
               std::clamp<int64_t>(j - ia, -m.relClip, m.relClip) + m.relClip;

@@ -12,18 +12,20 @@
 
 #include "lib/Runtime/Tensor.h"
 
+#include <map>
 #include <optional>
+#include <string>
 
 namespace mlir::attn::reference {
-
-enum class Mask { dense, causal, local, causalLocal, graph };
 
 /// Mask and score-modification inputs shared by sdpa and mha. Null tensors
 /// are absent.
 struct MaskArgs {
-  Mask mask = Mask::dense;
-  int64_t windowLeft = 0;
-  std::optional<int64_t> windowRight;
+  /// The mask kind by its IR name (`causal`, `local`, ...) and its integer
+  /// parameters by attribute name (`window_left`, ...): the oracle reads
+  /// both itself, so that a new kind changes Reference.cpp only.
+  std::string mask = "dense";
+  std::map<std::string, int64_t> maskParams;
   int64_t relClip = 0;
   std::optional<double> scale;           ///< Default 1/sqrt(E).
   const HostTensor *kvLengths = nullptr; ///< [B]
@@ -44,6 +46,12 @@ struct MaskArgs {
 inline bool isSampledRow(int64_t i, int64_t rows, int64_t stride) {
   return stride <= 1 || i == rows - 1 || i % stride == (i / stride) % stride;
 }
+
+/// Is key j visible from query row i (absolute position ia) of batch b under
+/// `mask` (its kind, padding and graph)? Stops the process on a kind the
+/// oracle does not know.
+bool isAllowed(const MaskArgs &mask, int64_t b, int64_t i, int64_t ia,
+               int64_t j);
 
 /// q [B,H,Lq,E], k [B,Hkv,Lk,E], v [B,Hkv,Lk,Ev] -> out [B,H,Lq,Ev] (f32),
 /// and lse [B,H,Lq] when `lse` is non-null.

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnOps.h"
+#include "dialect/MaskKinds.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
 
@@ -97,14 +98,17 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
 
     Type f = cast<RankedTensorType>(op.getQuery().getType()).getElementType();
     auto attnType = RankedTensorType::get({b, heads, lq, hd}, f);
-    Value attn =
-        SdpaOp::create(rewriter, loc, attnType, /*lse=*/Type(), qh, kh, vh,
-                       op.getKvLengths(), op.getBias(), op.getRelBias(),
-                       op.getRelKey(), op.getAlibiSlopes(), op.getRowPtr(),
-                       op.getColIdx(), op.getMaskAttr(), op.getWindowLeftAttr(),
-                       op.getWindowRightAttr(), op.getRelClipAttr(),
-                       op.getScaleAttr())
-            .getOutput();
+    auto sdpa = SdpaOp::create(
+        rewriter, loc, attnType, /*lse=*/Type(), qh, kh, vh, op.getKvLengths(),
+        op.getBias(), op.getRelBias(), op.getRelKey(), op.getAlibiSlopes(),
+        op.getRowPtr(), op.getColIdx(), op.getMaskAttr(),
+        /*window_left=*/nullptr, /*window_right=*/nullptr,
+        /*dilation=*/nullptr, op.getRelClipAttr(), op.getScaleAttr());
+    // Every mask parameter the kind's definition reads, whichever kind.
+    for (StringRef name : maskParameterNames())
+      if (Attribute param = op->getAttr(name))
+        sdpa->setAttr(name, param);
+    Value attn = sdpa.getOutput();
 
     // Merge heads (B x L x H x hd = B x L x D), then one 2-d contraction
     // with the out-projection.

@@ -86,6 +86,7 @@ Value mlir::attn::buildIndexConstant(OpBuilder &b, Location loc,
 }
 
 Value mlir::attn::buildIndexCast(OpBuilder &b, Location loc, Value value) {
+  requireLoaded<arith::ArithDialect>(b, "buildIndexCast");
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
 }
 
@@ -99,6 +100,7 @@ scf::ForallOp mlir::attn::buildAttentionForall(
     OpBuilder &b, Location loc, int64_t batch, int64_t heads, int64_t units,
     int64_t rows, int64_t ev, Type f,
     llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body) {
+  requireLoaded<scf::SCFDialect, tensor::TensorDialect, arith::ArithDialect, linalg::LinalgDialect>(b, "buildAttentionForall");
   Value outInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows, ev}, f);
   Value lseInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows}, f);
   auto forall = scf::ForallOp::create(
@@ -156,6 +158,7 @@ Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
                                    AffineMap lhsMap, Value rhs,
                                    AffineMap rhsMap, ArrayRef<int64_t> outShape,
                                    AffineMap outMap) {
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect>(b, "buildContraction");
   Type elemType = getElementType(lhs);
   Value zero = buildFloatConstant(b, loc, elemType, 0.0);
   Value init = buildFilled(b, loc, outShape, elemType, zero);
@@ -164,6 +167,7 @@ Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
 
 Value mlir::attn::buildTranspose(OpBuilder &b, Location loc, Value x,
                                  ArrayRef<unsigned> perm) {
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect>(b, "buildTranspose");
   ArrayRef<int64_t> shape = getShape(x);
   SmallVector<int64_t> outShape;
   SmallVector<unsigned> inputDims(perm.size());
@@ -180,6 +184,7 @@ Value mlir::attn::buildTranspose(OpBuilder &b, Location loc, Value x,
 
 Value mlir::attn::buildMatmul(OpBuilder &b, Location loc, Value x, Value rhs,
                               Value bias) {
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect>(b, "buildMatmul");
   MLIRContext *ctx = b.getContext();
   SmallVector<int64_t> shape(getShape(x));
   Type elem = cast<RankedTensorType>(x.getType()).getElementType();
@@ -243,6 +248,7 @@ buildMap(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange inputs,
 
 Value mlir::attn::buildBroadcastAdd(OpBuilder &b, Location loc, Value value,
                                     Value bias, AffineMap biasMap) {
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect>(b, "buildBroadcastAdd");
   ArrayRef<int64_t> shape = getShape(value);
   AffineMap id =
       AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext());
@@ -265,6 +271,7 @@ toReassociation(ArrayRef<SmallVector<int64_t, 2>> groups) {
 Value mlir::attn::buildExpand(OpBuilder &b, Location loc, Value src,
                               ArrayRef<int64_t> shape,
                               ArrayRef<SmallVector<int64_t, 2>> reassociation) {
+  requireLoaded<tensor::TensorDialect>(b, "buildExpand");
   auto type = RankedTensorType::get(shape, getElementType(src));
   return tensor::ExpandShapeOp::create(b, loc, type, src,
                                        toReassociation(reassociation));
@@ -273,6 +280,7 @@ Value mlir::attn::buildExpand(OpBuilder &b, Location loc, Value src,
 Value mlir::attn::buildCollapse(
     OpBuilder &b, Location loc, Value src,
     ArrayRef<SmallVector<int64_t, 2>> reassociation) {
+  requireLoaded<tensor::TensorDialect>(b, "buildCollapse");
   return tensor::CollapseShapeOp::create(b, loc, src,
                                          toReassociation(reassociation));
 }
@@ -302,6 +310,7 @@ static Value buildLastDimReduction(OpBuilder &b, Location loc, Value input,
 MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
                                              Value scores, Value weights,
                                              AffineMap weightsMap) {
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect, math::MathDialect>(b, "buildMaskedSoftmax");
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> shape = getShape(scores);
   unsigned rank = shape.size();
@@ -369,6 +378,7 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
                                                       Location loc,
                                                       int64_t rows, int64_t ev,
                                                       Type f) {
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect>(b, "buildOnlineSoftmaxInit");
   Value negInf =
       buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
   Value zero = buildFloatConstant(b, loc, f, 0.0);
@@ -380,6 +390,7 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
 OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
     OpBuilder &b, Location loc, Value scores, Value values,
     const OnlineSoftmaxState &state, AffineMap valuesMap) {
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect, math::MathDialect>(b, "buildOnlineSoftmaxStep");
   // Every update writes into the state tensor it replaces (outs = the state),
   // so a loop carrying the state bufferizes in place.
   MLIRContext *ctx = b.getContext();
@@ -460,6 +471,7 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
 AttentionRows
 mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
                                      const OnlineSoftmaxState &state) {
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect, math::MathDialect>(b, "buildOnlineSoftmaxFinish");
   MLIRContext *ctx = b.getContext();
   Type f = getElementType(state.acc);
   Value zero = buildFloatConstant(b, loc, f, 0.0);
@@ -491,6 +503,7 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
                                     Value colIdx, int64_t rows, int64_t cols,
                                     Type elemType, bool skipDiagonal,
                                     int64_t rowBlock, int64_t colBlock) {
+  requireLoaded<scf::SCFDialect, tensor::TensorDialect, arith::ArithDialect, linalg::LinalgDialect>(b, "buildDenseFromCsr");
   bool boolean = isa<IntegerType>(elemType);
   Value init =
       boolean ? arith::ConstantOp::create(b, loc, b.getIntegerAttr(elemType, 0))

@@ -5,9 +5,11 @@
 // Each lowering composes these rather than writing its own copy.
 //
 // A pass that calls them declares, in Passes.td's `dependentDialects`, the
-// dialects they create: linalg, arith and tensor for all of them, plus math
-// (softmax) and scf (buildAttentionForall). A builder called in a context
-// where one is not loaded stops with an error naming it.
+// dialects they create: arith for the constants and casts, tensor for
+// buildEmpty / buildExpand / buildCollapse, linalg and tensor (and arith)
+// for the linalg builders, math as well for the softmax builders, scf as
+// well for buildAttentionForall and buildDenseFromCsr. Each builder checks
+// its dialects on entry and stops with an error naming the missing ones.
 //
 //===----------------------------------------------------------------------===//
 

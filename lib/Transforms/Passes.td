@@ -410,11 +410,15 @@ def AttnLowerGatUnfused : Pass<"attn-lower-gat-unfused"> {
 def AttnSimplifyMasks : Pass<"attn-simplify-masks"> {
   let summary = "Rewrite masks that mask nothing to dense";
   let description = [{
-    A `local` window that reaches every key from every query row
-    (`window_left >= Lk - 1` and `window_right >= Lq - 1`, with the
-    bottom-right aligned positions `ia = i + (Lk - Lq)`) allows every (i, j):
-    the op is rewritten to `mask = dense` and its window attributes dropped,
-    so that lowerings do not pay for a mask that masks nothing.
+    A mask kind that allows every (i, j) of the op is rewritten to
+    `mask = dense` and its parameters dropped, so that lowerings do not pay
+    for a mask that masks nothing: a `local` window that reaches every key
+    from every query row (`window_left >= Lk - 1` and
+    `window_right >= Lq - 1`), a `causal` mask of one query row (a decode
+    step: the row sits at the last key), and so on for every positional
+    kind. The decision is the kind's own definition (dialect/MaskKinds.h),
+    asked whether the rectangle of query positions `Lk - Lq .. Lk - 1` and
+    keys `0 .. Lk - 1` is fully allowed.
 
     Before (Lq = Lk = 16):
 

@@ -18,7 +18,8 @@ static Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x,
 
 SdpaScoreEmitter::SdpaScoreEmitter(SdpaOp op)
     : op(op), lq(op.getQuery().getType().getDimSize(2)),
-      lk(op.getKey().getType().getDimSize(2)) {}
+      lk(op.getKey().getType().getDimSize(2)),
+      params(MaskParams::of(op.getOperation())) {}
 
 Value SdpaScoreEmitter::queryPosition(OpBuilder &b, Location loc,
                                       Value i) const {
@@ -76,21 +77,9 @@ Value SdpaScoreEmitter::allowed(OpBuilder &b, Location loc,
                                 const ScorePosition &p,
                                 ArrayRef<Value> extra) const {
   SmallVector<Value> conds;
-  MaskKind mask = op.getMask();
-  Value ia = queryPosition(b, loc, p.i);
-  if (mask == MaskKind::causal || mask == MaskKind::causal_local)
-    conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, p.j, ia));
-  if (mask == MaskKind::local || mask == MaskKind::causal_local) {
-    Value lo = arith::SubIOp::create(
-        b, loc, ia,
-        buildIndexConstant(b, loc, static_cast<int64_t>(*op.getWindowLeft())));
-    conds.push_back(cmp(b, loc, arith::CmpIPredicate::sge, p.j, lo));
-    if (std::optional<uint64_t> right = op.getWindowRight()) {
-      Value hi = arith::AddIOp::create(
-          b, loc, ia, buildIndexConstant(b, loc, static_cast<int64_t>(*right)));
-      conds.push_back(cmp(b, loc, arith::CmpIPredicate::sle, p.j, hi));
-    }
-  }
+  if (Value kind = buildMaskAllowed(b, loc, params,
+                                    queryPosition(b, loc, p.i), p.j))
+    conds.push_back(kind);
   if (Value lengths = op.getKvLengths()) {
     Value len = arith::IndexCastOp::create(
         b, loc, b.getIndexType(),

@@ -10,6 +10,7 @@
 #define ATTN_LIB_TRANSFORMS_SDPASCORE_H
 
 #include "dialect/AttnOps.h"
+#include "dialect/MaskKinds.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -42,6 +43,9 @@ public:
   /// modification at all).
   bool isPlainScore() const;
 
+  /// The mask kind and its parameters (the definition in MaskKinds.h).
+  const MaskParams &maskParams() const { return params; }
+
   /// The conjunction of the structural mask, the padding mask and `extra`
   /// conditions (e.g. a graph-mask element); null when nothing is masked.
   Value allowed(OpBuilder &b, Location loc, const ScorePosition &p,
@@ -55,6 +59,7 @@ private:
   // Op accessors are not const; the emitter does not modify the op.
   mutable SdpaOp op;
   int64_t lq, lk;
+  MaskParams params;
 };
 
 } // namespace mlir::attn

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnOps.h"
+#include "dialect/MaskKinds.h"
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -20,28 +21,30 @@ using namespace mlir::attn;
 
 namespace {
 
-/// local(left, right) covering all keys -> dense.
-struct LocalCoveringAllKeys : OpRewritePattern<SdpaOp> {
+/// A mask kind that allows every (query, key) pair of this op -> dense.
+struct MaskCoveringAllKeys : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getMask() != MaskKind::local)
-      return rewriter.notifyMatchFailure(op, "not a local mask");
+    MaskParams mask = MaskParams::of(op);
+    if (mask.kind == MaskKind::dense)
+      return rewriter.notifyMatchFailure(op, "already dense");
+    if (!isPositionalMask(mask.kind))
+      return rewriter.notifyMatchFailure(op, "the mask is data (graph)");
     int64_t lq = op.getQuery().getType().getDimSize(2);
     int64_t lk = op.getKey().getType().getDimSize(2);
     if (ShapedType::isDynamic(lq) || ShapedType::isDynamic(lk))
       return rewriter.notifyMatchFailure(op, "dynamic lengths");
-    // Query i sits at ia = i + (Lk - Lq), from Lk - Lq to Lk - 1; every row
-    // must reach key 0 (left) and key Lk - 1 (right).
-    auto left = static_cast<int64_t>(*op.getWindowLeft());
-    auto right = static_cast<int64_t>(*op.getWindowRight());
-    if (left < lk - 1 || right < lq - 1)
-      return rewriter.notifyMatchFailure(op, "the window masks some keys");
+    // Query rows sit at ia = i + (Lk - Lq), from Lk - Lq to Lk - 1; the
+    // kind's definition (MaskKinds.h) must allow the whole rectangle of
+    // those rows and keys 0 .. Lk - 1.
+    if (!maskFull(mask, lk - lq, lk - 1, 0, lk - 1))
+      return rewriter.notifyMatchFailure(op, "the mask masks some keys");
     rewriter.modifyOpInPlace(op, [&] {
       op.setMask(MaskKind::dense);
-      op.removeWindowLeftAttr();
-      op.removeWindowRightAttr();
+      for (StringRef name : maskParameterNames())
+        op->removeAttr(name);
     });
     return success();
   }
@@ -51,7 +54,7 @@ struct AttnSimplifyMasks
     : attn::impl::AttnSimplifyMasksBase<AttnSimplifyMasks> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<LocalCoveringAllKeys>(&getContext());
+    patterns.add<MaskCoveringAllKeys>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -2,8 +2,9 @@
 //
 // attn.sdpa -> scf.forall over (b, h, query tile) of an scf.for over key
 // tiles with online softmax, on tensors. Key-tile ranges follow the mask
-// (causal/local windows, padding lengths, graph block mask), and the element
-// mask is applied only on tiles that straddle a mask boundary.
+// kind's definition (MaskKinds.h), padding lengths and the graph block mask,
+// and the element mask is applied only on tiles the definition cannot prove
+// fully allowed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -245,31 +246,23 @@ private:
   }
 
   /// [begin, end) of the key tiles this query tile can see: tiles wholly
-  /// outside the causal/local window or past kv_lengths[b] are never visited.
+  /// outside the mask kind's key span (MaskKinds.h) or past kv_lengths[b]
+  /// are never visited.
   std::pair<Value, Value> keyTileRange(OpBuilder &b, Location loc) {
-    MaskKind mask = op.getMask();
     Value cBk = buildIndexConstant(b, loc, bk);
     Value begin = buildIndexConstant(b, loc, 0),
           end = buildIndexConstant(b, loc, nkt);
-    // The last key tile that holds column `col`, plus one.
-    auto tilesThrough = [&](Value col) -> Value {
-      Value t = arith::FloorDivSIOp::create(b, loc, col, cBk);
-      return arith::AddIOp::create(b, loc, t, buildIndexConstant(b, loc, 1));
-    };
-    if (mask == MaskKind::causal || mask == MaskKind::causal_local)
-      end = arith::MinSIOp::create(b, loc, end, tilesThrough(rowHi(b, loc)));
-    if (mask == MaskKind::local || mask == MaskKind::causal_local) {
-      Value lo = arith::SubIOp::create(
-          b, loc, rowLo(b, loc),
-          buildIndexConstant(b, loc,
-                             static_cast<int64_t>(*op.getWindowLeft())));
+    KeySpan span = buildMaskKeySpan(b, loc, emitter.maskParams(),
+                                    rowLo(b, loc), rowHi(b, loc));
+    if (span.first)
       begin = arith::MaxSIOp::create(
-          b, loc, begin, arith::FloorDivSIOp::create(b, loc, lo, cBk));
-      if (std::optional<uint64_t> right = op.getWindowRight()) {
-        Value hi = arith::AddIOp::create(
-            b, loc, rowHi(b, loc), buildIndexConstant(b, loc, int64_t(*right)));
-        end = arith::MinSIOp::create(b, loc, end, tilesThrough(hi));
-      }
+          b, loc, begin, arith::FloorDivSIOp::create(b, loc, span.first, cBk));
+    if (span.last) {
+      // The last key tile that holds column `last`, plus one.
+      Value through = arith::AddIOp::create(
+          b, loc, arith::FloorDivSIOp::create(b, loc, span.last, cBk),
+          buildIndexConstant(b, loc, 1));
+      end = arith::MinSIOp::create(b, loc, end, through);
     }
     if (Value lengths = op.getKvLengths()) {
       Value len = arith::IndexCastOp::create(
@@ -283,37 +276,28 @@ private:
 
   /// Conditions under which every element of key tile [k0, k0 + bk) is
   /// allowed for every row of the query tile; empty when no mask applies.
-  /// Null (std::nullopt) when tiles always need the element mask (graph).
+  /// Null (std::nullopt) when the mask kind never promises a full tile
+  /// (graph, dilated): then every visited tile applies the element mask.
   std::optional<SmallVector<Value>> fullTileConditions(OpBuilder &b,
                                                        Location loc, Value k0) {
-    if (op.getMask() == MaskKind::graph)
-      return std::nullopt;
-    SmallVector<Value> conds;
-    MaskKind mask = op.getMask();
-    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
-      return arith::CmpIOp::create(b, loc, p, x, y).getResult();
-    };
     Value kLast =
         arith::AddIOp::create(b, loc, k0, buildIndexConstant(b, loc, bk - 1));
     Value kEnd =
         arith::AddIOp::create(b, loc, k0, buildIndexConstant(b, loc, bk));
+    std::optional<Value> kindFull =
+        buildMaskFull(b, loc, emitter.maskParams(), rowLo(b, loc),
+                      rowHi(b, loc), k0, kLast);
+    if (!kindFull)
+      return std::nullopt;
+    SmallVector<Value> conds;
+    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+      return arith::CmpIOp::create(b, loc, p, x, y).getResult();
+    };
     if (lk % bk != 0)
       conds.push_back(
           cmp(arith::CmpIPredicate::sle, kEnd, buildIndexConstant(b, loc, lk)));
-    if (mask == MaskKind::causal || mask == MaskKind::causal_local)
-      conds.push_back(cmp(arith::CmpIPredicate::sle, kLast, rowLo(b, loc)));
-    if (mask == MaskKind::local || mask == MaskKind::causal_local) {
-      Value lo = arith::SubIOp::create(
-          b, loc, rowHi(b, loc),
-          buildIndexConstant(b, loc,
-                             static_cast<int64_t>(*op.getWindowLeft())));
-      conds.push_back(cmp(arith::CmpIPredicate::sge, k0, lo));
-      if (std::optional<uint64_t> right = op.getWindowRight()) {
-        Value hi = arith::AddIOp::create(
-            b, loc, rowLo(b, loc), buildIndexConstant(b, loc, int64_t(*right)));
-        conds.push_back(cmp(arith::CmpIPredicate::sle, kLast, hi));
-      }
-    }
+    if (*kindFull)
+      conds.push_back(*kindFull);
     if (Value lengths = op.getKvLengths()) {
       Value len = arith::IndexCastOp::create(
           b, loc, b.getIndexType(),

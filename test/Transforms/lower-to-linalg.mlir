@@ -59,10 +59,10 @@ func.func @causal_gqa(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: te
 // CHECK:   arith.cmpi sge, %[[J]], %[[LO]]
 // CHECK:   %[[HI:.+]] = arith.addi %[[IA]], %[[ONE]]
 // CHECK:   arith.cmpi sle, %[[J]], %[[HI]]
+// CHECK:   arith.andi
 // CHECK:   %[[N:.+]] = tensor.extract %[[LEN]][%[[B]]]
 // CHECK:   %[[NI:.+]] = arith.index_cast %[[N]] : i32 to index
 // CHECK:   arith.cmpi slt, %[[J]], %[[NI]]
-// CHECK:   arith.andi
 // CHECK:   arith.andi
 func.func @local_padding(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x8x8xf32>, %v: tensor<2x2x8x8xf32>, %len: tensor<2xi32>) -> tensor<2x2x4x8xf32> {
   %o = attn.sdpa %q, %k, %v kv_lengths(%len) {mask = #attn.mask<local>, window_left = 1 : i64, window_right = 1 : i64}

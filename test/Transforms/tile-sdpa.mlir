@@ -109,11 +109,11 @@ func.func @dense_gqa_lse(%q: tensor<1x4x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: t
 // CHECK-LABEL: func @local
 // CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[QT:.+]]) in (1, 1, 4)
 // CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %c4
-// CHECK:   %[[LO:.+]] = arith.subi %[[Q0]], %c2
+// CHECK-DAG: %[[LAST:.+]] = arith.addi %[[Q0]], %c3
+// CHECK-DAG: %[[LO:.+]] = arith.subi %[[Q0]], %c2
+// CHECK-DAG: %[[HI:.+]] = arith.addi %[[LAST]], %c1
 // CHECK:   %[[LOT:.+]] = arith.floordivsi %[[LO]], %c4
 // CHECK:   %[[BEGIN:.+]] = arith.maxsi %[[LOT]], %c0
-// CHECK:   %[[LAST:.+]] = arith.addi %[[Q0]], %c3
-// CHECK:   %[[HI:.+]] = arith.addi %[[LAST]], %c1
 // CHECK:   %[[HIT:.+]] = arith.floordivsi %[[HI]], %c4
 // CHECK:   %[[HIT1:.+]] = arith.addi %[[HIT]], %c1
 // CHECK:   %[[END:.+]] = arith.minsi %[[HIT1]], %c4

@@ -83,7 +83,7 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x
 // -----
 
 func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
-  // expected-error @+1 {{mask 'local' requires both 'window_left' and 'window_right'}}
+  // expected-error @+1 {{mask 'local' requires 'window_right'}}
   %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
   return
 }
@@ -99,8 +99,32 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x
 // -----
 
 func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
-  // expected-error @+1 {{'window_left'/'window_right' require mask 'local' or 'causal_local', got mask 'causal'}}
+  // expected-error @+1 {{'window_left' is a parameter of mask 'local', 'causal_local', 'dilated', not of mask 'causal'}}
   %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>, window_left = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{mask 'dilated' requires 'dilation'}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<dilated>, window_left = 4 : i64, window_right = 4 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'dilation' must be >= 1, got 0}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<dilated>, window_left = 4 : i64, window_right = 4 : i64, dilation = 0 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'dilation' is a parameter of mask 'dilated', not of mask 'local'}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 4 : i64, window_right = 4 : i64, dilation = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
   return
 }
 
@@ -244,7 +268,7 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x
 
 // A misspelled mask kind: one error in the user's words.
 func.func @f(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
-  // expected-error @+1 {{unknown mask kind 'casual'; expected one of dense, causal, local, causal_local, graph}}
+  // expected-error @+1 {{unknown mask kind 'casual'; expected one of dense, causal, local, causal_local, graph, dilated}}
   %o = attn.sdpa %q, %q, %q {mask = #attn.mask<casual>}
       : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>

@@ -67,7 +67,7 @@ TEST(ReferenceSdpa, CausalIsBottomRightAlignedAndMaskedRowsAreZero) {
   HostTensor v = make({1, 1, 2, 1}, {10, 20});
   HostTensor out(DType::f32, {1, 1, 3, 1}), lse(DType::f32, {1, 1, 3});
   MaskArgs m;
-  m.mask = Mask::causal;
+  m.mask = "causal";
   sdpa(q, k, v, m, out, &lse);
   EXPECT_EQ(out.getDouble(0), 0.0);
   EXPECT_EQ(lse.getDouble(0), -std::numeric_limits<double>::infinity());
@@ -91,7 +91,7 @@ TEST(ReferenceSdpa, PaddingGraphAndLocalSelectKeys) {
   // Row 0: keys {3, 3} (a duplicate counts once); row 1: no keys.
   HostTensor rowPtr = makeInt({3}, {0, 2, 2}), colIdx = makeInt({2}, {3, 3});
   MaskArgs graph;
-  graph.mask = Mask::graph;
+  graph.mask = "graph";
   graph.rowPtr = &rowPtr;
   graph.colIdx = &colIdx;
   sdpa(q, k, v, graph, out, nullptr);
@@ -100,9 +100,8 @@ TEST(ReferenceSdpa, PaddingGraphAndLocalSelectKeys) {
 
   // Lq = 2, Lk = 4: row 1 sits at position 3; window [3 - 1, 3 + 0].
   MaskArgs local;
-  local.mask = Mask::local;
-  local.windowLeft = 1;
-  local.windowRight = 0;
+  local.mask = "local";
+  local.maskParams = {{"window_left", 1}, {"window_right", 0}};
   sdpa(q, k, v, local, out, nullptr);
   EXPECT_NEAR(out.getDouble(1), 6.0, 1e-6);
   EXPECT_NEAR(out.getDouble(0), 3.0, 1e-6); // position 2: keys 1, 2

@@ -23,7 +23,9 @@ for name in passes + PIPELINES:
     if not any(re.match(r"\s*--" + re.escape(name) + r"\s+- \S", l)
                for l in head):
         problems.append(f"--{name} is not listed (with its summary) in the "
-                        f"first {FIRST_LINES} lines of --help")
+                        f"first {FIRST_LINES} lines of --help: add it to "
+                        f"kAttnPasses (or kAttnPipelines) in "
+                        f"tools/attn-opt/attn-opt.cpp")
 for p in problems:
     print("help: " + p)
 if problems:
