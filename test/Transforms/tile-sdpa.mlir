@@ -127,6 +127,34 @@ func.func @local(%q: tensor<1x1x16x4xf32>, %k: tensor<1x1x16x4xf32>, %v: tensor<
 
 // -----
 
+// Dilated window (2, 1) every 2nd key: the key-tile range is the window's
+// (as for local), but no tile is ever full, so there is no full/partial
+// branch: every visited tile applies the element mask, whose stride test
+// is (ia - j) rem 2 == 0.
+
+// CHECK-LABEL: func @dilated
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[QT:.+]]) in (1, 1, 4)
+// CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %c4
+// CHECK-DAG: %[[LO:.+]] = arith.subi %[[Q0]], %c2
+// CHECK:   %[[LOT:.+]] = arith.floordivsi %[[LO]], %c4
+// CHECK:   %[[BEGIN:.+]] = arith.maxsi %[[LOT]], %c0
+// CHECK:   %[[END:.+]] = arith.minsi %{{.+}}, %c4
+// CHECK:   scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %c1
+// CHECK-NOT: scf.if
+// CHECK:     linalg.generic
+// CHECK:       %[[R:.+]] = arith.remsi %{{.+}}, %c2 : index
+// CHECK:       arith.cmpi eq, %[[R]], %c0 : index
+// CHECK:       arith.select
+// CHECK-NOT: scf.if
+// CHECK: return
+func.func @dilated(%q: tensor<1x1x16x4xf32>, %k: tensor<1x1x16x4xf32>, %v: tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<dilated>, window_left = 2 : i64, window_right = 1 : i64, dilation = 2 : i64}
+      : (tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32>
+  return %o : tensor<1x1x16x4xf32>
+}
+
+// -----
+
 // Graph, denser than graph-edge-density (20 of 64 pairs): a 2 x 2 block mask
 // is built from the CSR (row / 4, col / 4) once per call; key tiles without edges are skipped; visited tiles are always
 // element-masked. Masks are i8 (i1 memory is bit-packed in vector loads).

@@ -38,6 +38,14 @@ func.func @sdpa_causal_local(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %
   return %o : tensor<1x1x8x4xf32>
 }
 
+// CHECK-LABEL: func @sdpa_dilated
+// CHECK: {dilation = 3 : i64, mask = #attn.mask<dilated>, window_left = 4 : i64, window_right = 2 : i64}
+func.func @sdpa_dilated(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<dilated>, window_left = 4 : i64, window_right = 2 : i64, dilation = 3 : i64}
+      : (tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32>
+  return %o : tensor<1x1x8x4xf32>
+}
+
 // CHECK-LABEL: func @sdpa_graph_dynamic
 // CHECK: attn.sdpa %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {mask = #attn.mask<graph>} : (tensor<1x2x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<?xi64>, tensor<?xi64>)
 func.func @sdpa_graph_dynamic(%q: tensor<1x2x?x8xf32>, %k: tensor<1x1x?x8xf32>, %v: tensor<1x1x?x8xf32>, %rp: tensor<?xi64>, %ci: tensor<?xi64>) -> tensor<1x2x?x8xf32> {
