@@ -116,6 +116,47 @@ struct AttentionDims {
 };
 } // namespace
 
+static std::string typeText(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// A score_mod / mask_mod region: one block with `argTypes`, side-effect
+/// free ops, ending in attn.yield of `yieldType`.
+static LogicalResult verifyModRegion(Operation *op, Region &region,
+                                     StringRef name, ArrayRef<Type> argTypes,
+                                     StringRef argsText, Type yieldType) {
+  if (region.empty())
+    return success();
+  if (!region.hasOneBlock())
+    return op->emitOpError() << name << " must have one block, got "
+                             << llvm::range_size(region.getBlocks());
+  Block &block = region.front();
+  if (block.getArgumentTypes() != TypeRange(argTypes)) {
+    std::string got;
+    llvm::raw_string_ostream os(got);
+    llvm::interleaveComma(block.getArgumentTypes(), os);
+    return op->emitOpError() << name << " takes " << argsText << ", got ("
+                             << got << ")";
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError() << name << " must end with attn.yield";
+  if (yield.getValue().getType() != yieldType)
+    return op->emitOpError() << name << " must yield " << yieldType << ", got "
+                             << yield.getValue().getType();
+  WalkResult effects = region.walk([&](Operation *inner) {
+    if (inner == yield || isMemoryEffectFree(inner))
+      return WalkResult::advance();
+    op->emitOpError() << name << " must be free of side effects, got '"
+                      << inner->getName() << "'";
+    return WalkResult::interrupt();
+  });
+  return failure(effects.wasInterrupted());
+}
+
 template <typename OpTy>
 static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
   Operation *o = op.getOperation();
@@ -201,6 +242,26 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
       cast<RankedTensorType>(op.getRowPtr().getType()).getElementType() !=
           cast<RankedTensorType>(op.getColIdx().getType()).getElementType())
     return op.emitOpError("expects row_ptr and col_idx of one integer type");
+
+  // Regions: the score in the computation type (f32 for 16-bit operands),
+  // and the indices (b, h, q_idx, kv_idx).
+  Builder b(op.getContext());
+  Type compute = d.elemType && (d.elemType.isF16() || d.elemType.isBF16())
+                     ? Type(b.getF32Type())
+                     : d.elemType;
+  Type index = b.getIndexType();
+  if (compute &&
+      failed(verifyModRegion(o, op.getScoreMod(), "score_mod",
+                             {compute, index, index, index, index},
+                             "(score: " + typeText(compute) +
+                                 ", b, h, q_idx, kv_idx: index)",
+                             compute)))
+    return failure();
+  if (failed(verifyModRegion(o, op.getMaskMod(), "mask_mod",
+                             {index, index, index, index},
+                             "(b, h, q_idx, kv_idx: index)",
+                             b.getI1Type())))
+    return failure();
   return success();
 }
 

@@ -4,6 +4,7 @@
 #define ATTN_OPS_TD
 
 include "dialect/AttnBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -32,6 +33,12 @@ defvar Attn_MaskAttrs = (ins
   OptionalAttr<I64Attr>:$rel_clip,
   OptionalAttr<F64Attr>:$scale
 );
+
+/// The optional FlexAttention-style regions (empty when absent).
+defvar Attn_ModRegions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
+defvar Attn_ModRegionsFormat = [{
+  (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
+}];
 
 /// Assembly of the optional mask operands, each behind its keyword.
 defvar Attn_MaskOperandsFormat = [{
@@ -65,6 +72,18 @@ defvar Attn_MaskDescription = [{
     - `alibi(tensor<H>)`: ALiBi slopes, `s -= slope[h] * |j - ia|`.
     - `scale` (default `1/sqrt(E)`) multiplies `q . k` (and the Shaw term);
       biases are added after scaling.
+    - `score_mod` region (FlexAttention's `score_mod`): block arguments
+      `(%s: T, %b: index, %h: index, %q_idx: index, %kv_idx: index)`, where
+      `T` is the computation type (f32 for f16/bf16 operands, else the
+      element type) and `%s` the score after all of the above; yields the
+      new score with `attn.yield`. `q_idx` is the query row `i` and `kv_idx`
+      the key `j` (not the aligned position `ia`), as in FlexAttention.
+    - `mask_mod` region (FlexAttention's `mask_mod`): block arguments
+      `(%b, %h, %q_idx, %kv_idx: index)`; yields an `i1`, true where the key
+      is allowed; composed by conjunction with `mask` and `kv_lengths`.
+    Both regions have one block, side-effect-free ops only, and may read
+    values defined above the op (a document-id tensor, a bias or bucket
+    table) with `tensor.extract`.
 }];
 
 //===----------------------------------------------------------------------===//
@@ -107,17 +126,36 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
         -> (tensor<2x8x128x64xf32>, tensor<2x8x128xf32>)
     ```
 
-    The op leaves room for FlexAttention-style `score_mod` / `mask_mod`
-    regions: they would be further optional parts of the same op.
+    With regions (tanh soft-capping of the scores, and document masking
+    from a per-token document id `%doc : tensor<128xi32>`):
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v : (...) -> tensor<1x8x128x64xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %cap = arith.constant 30.0 : f32
+        %x = arith.divf %s, %cap : f32
+        %t = math.tanh %x : f32
+        %r = arith.mulf %t, %cap : f32
+        attn.yield %r : f32
+      } mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %di = tensor.extract %doc[%i] : tensor<128xi32>
+        %dj = tensor.extract %doc[%j] : tensor<128xi32>
+        %same = arith.cmpi eq, %di, %dj : i32
+        attn.yield %same : i1
+      }
+    ```
   }]);
 
   let arguments = !con(
     (ins AnyRankedTensor:$query, AnyRankedTensor:$key, AnyRankedTensor:$value),
     Attn_MaskOperands, Attn_MaskAttrs);
   let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
+  let regions = Attn_ModRegions;
 
   let assemblyFormat = !strconcat("$query `,` $key `,` $value", Attn_MaskOperandsFormat,
-    "attr-dict `:` functional-type(operands, results)");
+    "attr-dict `:` functional-type(operands, results)", Attn_ModRegionsFormat);
 
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -175,19 +213,35 @@ def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
     (ins I64Attr:$num_heads, OptionalAttr<I64Attr>:$num_kv_heads),
     Attn_MaskAttrs);
   let results = (outs AnyRankedTensor:$output);
+  let regions = Attn_ModRegions;
 
   let assemblyFormat = !strconcat([{
     $query `,` $key `,` $value
     `in_proj` `(` $in_proj_weight (`,` $in_proj_bias^)? `)`
     `out_proj` `(` $out_proj_weight (`,` $out_proj_bias^)? `)`
   }], Attn_MaskOperandsFormat,
-    "attr-dict `:` functional-type(operands, results)");
+    "attr-dict `:` functional-type(operands, results)", Attn_ModRegionsFormat);
 
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Number of key/value heads: `num_kv_heads`, or `num_heads` without it.
     int64_t getKvHeads();
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// attn.yield
+//===----------------------------------------------------------------------===//
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
+                                     ParentOneOf<["SdpaOp", "MhaOp"]>]> {
+  let summary = "Ends a score_mod or mask_mod region with its value";
+  let description = [{
+    The new score (`score_mod`, the computation type) or whether the key is
+    allowed (`mask_mod`, `i1`).
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -6,6 +6,9 @@
 #include "dialect/MaskKinds.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Reference.h"
+#include "lib/Runtime/RegionEvaluator.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -44,9 +47,51 @@ private:
   std::deque<HostTensor> storage;
 };
 
+/// The oracle's evaluators of one op's regions; run() records the first
+/// error, checked after the reference kernel returns.
+using Evaluators = std::vector<std::shared_ptr<RegionEvaluator>>;
+
+/// Evaluator of `region` (if not empty), its captured tensors taken from
+/// `env`.
+llvm::Expected<std::shared_ptr<RegionEvaluator>>
+regionEvaluator(Region &region, StringRef name, const Environment &env) {
+  if (region.empty())
+    return nullptr;
+  llvm::DenseMap<Value, const HostTensor *> captured;
+  region.walk([&](tensor::ExtractOp x) {
+    Value t = x.getTensor();
+    if (!region.isAncestor(t.getParentRegion()))
+      if (const HostTensor *h = env.lookup(t))
+        captured[t] = h;
+  });
+  auto ev = RegionEvaluator::create(region, name, captured);
+  if (!ev)
+    return ev.takeError();
+  return std::shared_ptr<RegionEvaluator>(std::move(*ev));
+}
+
 template <typename OpTy>
-reference::MaskArgs maskArgs(OpTy op, const Environment &env) {
+llvm::Expected<reference::MaskArgs> maskArgs(OpTy op, const Environment &env,
+                                             Evaluators &evaluators) {
   reference::MaskArgs m;
+  auto scoreMod = regionEvaluator(op.getScoreMod(), "score_mod", env);
+  if (!scoreMod)
+    return scoreMod.takeError();
+  if (std::shared_ptr<RegionEvaluator> ev = *scoreMod) {
+    evaluators.push_back(ev);
+    m.scoreMod = [ev](double s, int64_t b, int64_t h, int64_t i, int64_t j) {
+      return ev->run({s, double(b), double(h), double(i), double(j)});
+    };
+  }
+  auto maskMod = regionEvaluator(op.getMaskMod(), "mask_mod", env);
+  if (!maskMod)
+    return maskMod.takeError();
+  if (std::shared_ptr<RegionEvaluator> ev = *maskMod) {
+    evaluators.push_back(ev);
+    m.maskMod = [ev](int64_t b, int64_t h, int64_t i, int64_t j) {
+      return ev->run({double(b), double(h), double(i), double(j)}) != 0;
+    };
+  }
   // The kind by name and every mask parameter the op carries: the oracle
   // interprets them itself (it does not share the definitions).
   m.mask = stringifyMaskKind(op.getMask()).str();
@@ -66,6 +111,16 @@ reference::MaskArgs maskArgs(OpTy op, const Environment &env) {
   m.rowPtr = env.lookup(op.getRowPtr());
   m.colIdx = env.lookup(op.getColIdx());
   return m;
+}
+
+/// The first error any evaluator recorded while the kernel ran.
+llvm::Error evaluatorErrors(Operation *op, const Evaluators &evaluators) {
+  for (const auto &ev : evaluators)
+    if (!ev->error().empty())
+      return createStringError("%s: %s",
+                               op->getName().getStringRef().str().c_str(),
+                               ev->error().c_str());
+  return llvm::Error::success();
 }
 
 } // namespace
@@ -91,11 +146,21 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
     if (auto sdpa = dyn_cast<SdpaOp>(op)) {
       HostTensor &out = env.make(sdpa.getOutput());
       HostTensor *lse = sdpa.getLse() ? &env.make(sdpa.getLse()) : nullptr;
-      reference::MaskArgs mask = maskArgs(sdpa, env);
-      mask.rowStride = std::max<int64_t>(1, rowStride);
+      Evaluators evaluators;
+      llvm::Expected<reference::MaskArgs> mask =
+          maskArgs(sdpa, env, evaluators);
+      if (!mask)
+        return mask.takeError();
+      mask->rowStride = std::max<int64_t>(1, rowStride);
       reference::sdpa(*env.lookup(sdpa.getQuery()), *env.lookup(sdpa.getKey()),
-                      *env.lookup(sdpa.getValue()), mask, out, lse);
+                      *env.lookup(sdpa.getValue()), *mask, out, lse);
+      if (llvm::Error err = evaluatorErrors(sdpa, evaluators))
+        return std::move(err);
     } else if (auto mha = dyn_cast<MhaOp>(op)) {
+      Evaluators evaluators;
+      llvm::Expected<reference::MaskArgs> mask = maskArgs(mha, env, evaluators);
+      if (!mask)
+        return mask.takeError();
       reference::MhaArgs a{env.lookup(mha.getQuery()),
                            env.lookup(mha.getKey()),
                            env.lookup(mha.getValue()),
@@ -105,8 +170,10 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
                            env.lookup(mha.getOutProjBias()),
                            static_cast<int64_t>(mha.getNumHeads()),
                            mha.getKvHeads(),
-                           maskArgs(mha, env)};
+                           *mask};
       reference::mha(a, env.make(mha.getOutput()));
+      if (llvm::Error err = evaluatorErrors(mha, evaluators))
+        return std::move(err);
     } else if (auto gat = dyn_cast<GatOp>(op)) {
       reference::GatArgs a{
           env.lookup(gat.getX()),      env.lookup(gat.getWeight()),

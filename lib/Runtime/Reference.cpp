@@ -110,7 +110,8 @@ void reference::sdpa(const HostTensor &q, const HostTensor &k,
         double rowMax = kNegInf;
         for (int64_t j = 0; j < lk; ++j) {
           s[j] = kNegInf;
-          if (!allowed(mask, b, i, ia, j))
+          if (!allowed(mask, b, i, ia, j) ||
+              (m.maskMod && !m.maskMod(b, h, i, j)))
             continue;
           int64_t r =
               std::clamp<int64_t>(j - ia, -m.relClip, m.relClip) + m.relClip;
@@ -132,6 +133,8 @@ void reference::sdpa(const HostTensor &q, const HostTensor &k,
             score += m.relBias->getDouble(offsetOf(m.relBias->shape(), {h, r}));
           if (m.alibi)
             score -= m.alibi->getDouble(h) * double(std::abs(j - ia));
+          if (m.scoreMod)
+            score = m.scoreMod(score, b, h, i, j);
           s[j] = score;
           rowMax = std::max(rowMax, score);
         }

@@ -12,6 +12,7 @@
 
 #include "lib/Runtime/Tensor.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,11 @@ struct MaskArgs {
   const HostTensor *alibi = nullptr;     ///< [H]
   const HostTensor *rowPtr = nullptr;    ///< [Lq+1]
   const HostTensor *colIdx = nullptr;    ///< [nnz]
+  /// FlexAttention-style modifications at (b, h, q_idx = i, kv_idx = j);
+  /// empty when absent. `scoreMod` maps the score after every modification
+  /// above to the new score; `maskMod` must also allow the key.
+  std::function<double(double, int64_t, int64_t, int64_t, int64_t)> scoreMod;
+  std::function<bool(int64_t, int64_t, int64_t, int64_t)> maskMod;
   /// Only the rows isSampledRow(i, Lq, rowStride) selects are computed (a
   /// sampled check at large L); the others are left untouched.
   int64_t rowStride = 1;
@@ -48,7 +54,7 @@ inline bool isSampledRow(int64_t i, int64_t rows, int64_t stride) {
 }
 
 /// Is key j visible from query row i (absolute position ia) of batch b under
-/// `mask` (its kind, padding and graph)? Stops the process on a kind the
+/// `mask` (its kind, padding and graph; not maskMod)? Stops the process on a kind the
 /// oracle does not know.
 bool isAllowed(const MaskArgs &mask, int64_t b, int64_t i, int64_t ia,
                int64_t j);

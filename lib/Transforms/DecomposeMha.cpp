@@ -108,6 +108,11 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
     for (StringRef name : maskParameterNames())
       if (Attribute param = op->getAttr(name))
         sdpa->setAttr(name, param);
+    // The score_mod / mask_mod regions move over: same block arguments.
+    rewriter.inlineRegionBefore(op.getScoreMod(), sdpa.getScoreMod(),
+                                sdpa.getScoreMod().end());
+    rewriter.inlineRegionBefore(op.getMaskMod(), sdpa.getMaskMod(),
+                                sdpa.getMaskMod().end());
     Value attn = sdpa.getOutput();
 
     // Merge heads (B x L x H x hd = B x L x D), then one 2-d contraction

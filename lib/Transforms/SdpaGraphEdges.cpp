@@ -230,7 +230,8 @@ private:
   /// Whether scores need per-entry work beyond scale and the edge mask.
   bool hasEntryModifications() {
     return op.getBias() || op.getRelBias() || op.getRelKey() ||
-           op.getAlibiSlopes() || op.getKvLengths();
+           op.getAlibiSlopes() || op.getKvLengths() ||
+           !op.getScoreMod().empty() || !op.getMaskMod().empty();
   }
 
   /// q . k for the block's keys, as one vector<block>. With E a multiple of

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <limits>
 
@@ -39,7 +40,30 @@ Value SdpaScoreEmitter::relativeIndex(OpBuilder &b, Location loc,
 
 bool SdpaScoreEmitter::isPlainScore() const {
   return !op.getRelKey() && !op.getBias() && !op.getRelBias() &&
-         !op.getAlibiSlopes();
+         !op.getAlibiSlopes() && op.getScoreMod().empty();
+}
+
+std::pair<Value, Value>
+SdpaScoreEmitter::regionIndices(OpBuilder &b, Location loc,
+                                const ScorePosition &p) const {
+  // Tiled lowerings evaluate padded rows (i >= Lq) and keys (j >= Lk) whose
+  // results are discarded; the region must still index its captured tensors
+  // in bounds.
+  return {arith::MinSIOp::create(b, loc, p.i, buildIndexConstant(b, loc, lq - 1)),
+          arith::MinSIOp::create(b, loc, p.j,
+                                 buildIndexConstant(b, loc, lk - 1))};
+}
+
+bool SdpaScoreEmitter::hasMaskMod() const { return !op.getMaskMod().empty(); }
+
+Value mlir::attn::inlineModRegion(OpBuilder &b, Region &region,
+                                  ValueRange args) {
+  Block &block = region.front();
+  IRMapping map;
+  map.map(block.getArguments(), args);
+  for (Operation &inner : block.without_terminator())
+    b.clone(inner, map);
+  return map.lookupOrDefault(cast<YieldOp>(block.getTerminator()).getValue());
 }
 
 Value SdpaScoreEmitter::modify(OpBuilder &b, Location loc,
@@ -70,6 +94,10 @@ Value SdpaScoreEmitter::modify(OpBuilder &b, Location loc,
     s = arith::SubFOp::create(b, loc, s,
                               arith::MulFOp::create(b, loc, slope, absF));
   }
+  if (!op.getScoreMod().empty()) {
+    auto [i, j] = regionIndices(b, loc, p);
+    s = inlineModRegion(b, op.getScoreMod(), {s, p.b, p.h, i, j});
+  }
   return s;
 }
 
@@ -85,6 +113,10 @@ Value SdpaScoreEmitter::allowed(OpBuilder &b, Location loc,
         b, loc, b.getIndexType(),
         tensor::ExtractOp::create(b, loc, lengths, ValueRange{p.b}));
     conds.push_back(cmp(b, loc, arith::CmpIPredicate::slt, p.j, len));
+  }
+  if (!op.getMaskMod().empty()) {
+    auto [i, j] = regionIndices(b, loc, p);
+    conds.push_back(inlineModRegion(b, op.getMaskMod(), {p.b, p.h, i, j}));
   }
   conds.append(extra.begin(), extra.end());
   if (conds.empty())

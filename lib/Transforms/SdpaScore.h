@@ -22,6 +22,10 @@ struct ScorePosition {
   Value b, h, i, j;
 };
 
+/// Clones the body of a score_mod / mask_mod `region` at `b` with its block
+/// arguments replaced by `args`; returns the yielded value.
+Value inlineModRegion(OpBuilder &b, Region &region, ValueRange args);
+
 class SdpaScoreEmitter {
 public:
   explicit SdpaScoreEmitter(SdpaOp op);
@@ -32,7 +36,8 @@ public:
   /// clip(j - ia, -R, R) + R, the row of the relative tables (needs rel_clip).
   Value relativeIndex(OpBuilder &b, Location loc, const ScorePosition &p) const;
 
-  /// scale * (qk + shaw) + bias + rel_bias[h, r] - slope[h] * |j - ia|, where
+  /// scale * (qk + shaw) + bias + rel_bias[h, r] - slope[h] * |j - ia|, then
+  /// the score_mod region (if any) applied to it, where
   /// `shaw` (q . rel_key[r]) and `bias` (the bias element) may be null. With
   /// `prescaled` the caller has multiplied q by the scale already (qk and
   /// shaw are scaled).
@@ -40,13 +45,18 @@ public:
                Value shaw, Value bias, bool prescaled = false) const;
 
   /// True when modify() with `prescaled` is just `qk` (no score
-  /// modification at all).
+  /// modification at all, score_mod included).
   bool isPlainScore() const;
+
+  /// True when the op has a mask_mod region (a predicate no tile
+  /// classification knows: every tile applies the element mask).
+  bool hasMaskMod() const;
 
   /// The mask kind and its parameters (the definition in MaskKinds.h).
   const MaskParams &maskParams() const { return params; }
 
-  /// The conjunction of the structural mask, the padding mask and `extra`
+  /// The conjunction of the structural mask, the padding mask, the mask_mod
+  /// region (if any) and `extra`
   /// conditions (e.g. a graph-mask element); null when nothing is masked.
   Value allowed(OpBuilder &b, Location loc, const ScorePosition &p,
                 ArrayRef<Value> extra = {}) const;
@@ -56,6 +66,10 @@ public:
              ArrayRef<Value> extra = {}) const;
 
 private:
+  /// (q_idx, kv_idx) for the regions: i and j clamped into [0, Lq) x [0, Lk).
+  std::pair<Value, Value> regionIndices(OpBuilder &b, Location loc,
+                                        const ScorePosition &p) const;
+
   // Op accessors are not const; the emitter does not modify the op.
   mutable SdpaOp op;
   int64_t lq, lk;

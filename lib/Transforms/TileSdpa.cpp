@@ -277,7 +277,8 @@ private:
   /// Conditions under which every element of key tile [k0, k0 + bk) is
   /// allowed for every row of the query tile; empty when no mask applies.
   /// Null (std::nullopt) when the mask kind never promises a full tile
-  /// (graph, dilated): then every visited tile applies the element mask.
+  /// (graph, dilated) or a mask_mod region decides: then every visited tile
+  /// applies the element mask.
   std::optional<SmallVector<Value>> fullTileConditions(OpBuilder &b,
                                                        Location loc, Value k0) {
     Value kLast =
@@ -287,7 +288,7 @@ private:
     std::optional<Value> kindFull =
         buildMaskFull(b, loc, emitter.maskParams(), rowLo(b, loc),
                       rowHi(b, loc), k0, kLast);
-    if (!kindFull)
+    if (!kindFull || emitter.hasMaskMod())
       return std::nullopt;
     SmallVector<Value> conds;
     auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {

@@ -196,3 +196,22 @@ func.func @f16(%q: tensor<1x2x8x4xf16>, %k: tensor<1x2x8x4xf16>, %v: tensor<1x2x
       : (tensor<1x2x8x4xf16>, tensor<1x2x8x4xf16>, tensor<1x2x8x4xf16>) -> tensor<1x2x8x4xf16>
   return %o : tensor<1x2x8x4xf16>
 }
+
+// -----
+
+// A score_mod region is inlined into the score generic after the scale,
+// with the score and the (clamped) indices as its arguments.
+// CHECK-LABEL: func @score_mod
+// CHECK: linalg.generic
+// CHECK:   %[[S:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK:   %[[T:.+]] = math.tanh %[[S]] : f32
+// CHECK:   linalg.yield %[[T]] : f32
+func.func @score_mod(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %t = math.tanh %s : f32
+      attn.yield %t : f32
+    }
+  return %o : tensor<1x1x4x8xf32>
+}

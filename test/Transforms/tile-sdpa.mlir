@@ -155,6 +155,40 @@ func.func @dilated(%q: tensor<1x1x16x4xf32>, %k: tensor<1x1x16x4xf32>, %v: tenso
 
 // -----
 
+// A mask_mod region: no tile classification knows it, so every visited tile
+// applies the element mask (no full/partial branch); its body is inlined
+// into the score generic with q_idx and kv_idx clamped into the sequence
+// (padded rows and keys read the captured tensor in bounds). The built-in
+// causal kind still bounds the key-tile range.
+
+// CHECK-LABEL: func @mask_mod
+// CHECK: scf.for
+// CHECK-NOT: scf.if
+// CHECK:   linalg.generic
+// CHECK:     %[[I:.+]] = arith.minsi %{{.+}}, %c15 : index
+// CHECK:     %[[J:.+]] = arith.minsi %{{.+}}, %c15 : index
+// CHECK:     %[[DI:.+]] = tensor.extract %{{.+}}[%[[I]]] : tensor<16xi32>
+// CHECK:     %[[DJ:.+]] = tensor.extract %{{.+}}[%[[J]]] : tensor<16xi32>
+// CHECK:     %[[SAME:.+]] = arith.cmpi eq, %[[DI]], %[[DJ]] : i32
+// CHECK:     arith.andi %{{.+}}, %[[SAME]] : i1
+// CHECK:     arith.select
+// CHECK-NOT: scf.if
+// CHECK: return
+func.func @mask_mod(%q: tensor<1x1x16x4xf32>, %doc: tensor<16xi32>) -> tensor<1x1x16x4xf32> {
+  %o = attn.sdpa %q, %q, %q {mask = #attn.mask<causal>}
+      : (tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %di = tensor.extract %doc[%i] : tensor<16xi32>
+      %dj = tensor.extract %doc[%j] : tensor<16xi32>
+      %same = arith.cmpi eq, %di, %dj : i32
+      attn.yield %same : i1
+    }
+  return %o : tensor<1x1x16x4xf32>
+}
+
+// -----
+
 // Graph, denser than graph-edge-density (20 of 64 pairs): a 2 x 2 block mask
 // is built from the CSR (row / 4, col / 4) once per call; key tiles without edges are skipped; visited tiles are always
 // element-masked. Masks are i8 (i1 memory is bit-packed in vector loads).

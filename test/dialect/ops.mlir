@@ -46,6 +46,48 @@ func.func @sdpa_dilated(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: te
   return %o : tensor<1x1x8x4xf32>
 }
 
+// Regions round-trip, reading a captured tensor.
+// CHECK-LABEL: func @sdpa_regions
+// CHECK: attn.sdpa {{.*}} -> tensor<1x2x8x4xf32> score_mod {
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index):
+// CHECK-NEXT: %[[T:.+]] = math.tanh %[[S]] : f32
+// CHECK-NEXT: attn.yield %[[T]] : f32
+// CHECK-NEXT: } mask_mod {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[DI:.+]] = tensor.extract %{{.+}}[%[[I]]] : tensor<8xi32>
+// CHECK-NEXT: %[[DJ:.+]] = tensor.extract %{{.+}}[%[[J]]] : tensor<8xi32>
+// CHECK-NEXT: %[[EQ:.+]] = arith.cmpi eq, %[[DI]], %[[DJ]] : i32
+// CHECK-NEXT: attn.yield %[[EQ]] : i1
+func.func @sdpa_regions(%q: tensor<1x2x8x4xf32>, %doc: tensor<8xi32>) -> tensor<1x2x8x4xf32> {
+  %o = attn.sdpa %q, %q, %q {mask = #attn.mask<causal>} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %t = math.tanh %s : f32
+      attn.yield %t : f32
+    } mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %di = tensor.extract %doc[%i] : tensor<8xi32>
+      %dj = tensor.extract %doc[%j] : tensor<8xi32>
+      %same = arith.cmpi eq, %di, %dj : i32
+      attn.yield %same : i1
+    }
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// CHECK-LABEL: func @mha_mask_mod
+// CHECK: attn.mha {{.*}} mask_mod {
+// CHECK: attn.yield %{{.+}} : i1
+func.func @mha_mask_mod(%x: tensor<1x4x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<1x4x8xf32> {
+  %y = attn.mha %x, %x, %x in_proj(%w) out_proj(%wo) {num_heads = 2 : i64}
+      : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c = arith.cmpi sle, %j, %i : index
+      attn.yield %c : i1
+    }
+  return %y : tensor<1x4x8xf32>
+}
+
 // CHECK-LABEL: func @sdpa_graph_dynamic
 // CHECK: attn.sdpa %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {mask = #attn.mask<graph>} : (tensor<1x2x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<?xi64>, tensor<?xi64>)
 func.func @sdpa_graph_dynamic(%q: tensor<1x2x?x8xf32>, %k: tensor<1x1x?x8xf32>, %v: tensor<1x1x?x8xf32>, %rp: tensor<?xi64>, %ci: tensor<?xi64>) -> tensor<1x2x?x8xf32> {
