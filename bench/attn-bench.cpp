@@ -106,7 +106,7 @@ std::string moduleFor(const Config &c, int64_t nnz) {
                                   c.dim, c.elementType());
   std::string args = llvm::formatv("%q: {0}, %k: {0}, %v: {0}", qkv);
   std::string types = llvm::formatv("{0}, {0}, {0}", qkv);
-  std::string operands, attrs;
+  std::string operands, attrs, region;
   if (c.maskFamily() == "causal") {
     attrs = "{mask = #attn.mask<causal>}";
   } else if (c.family == "local") {
@@ -127,6 +127,29 @@ std::string moduleFor(const Config &c, int64_t nnz) {
     args += ", %bias: " + t;
     types += ", " + t;
     operands = " bias(%bias)";
+  } else if (c.family == "causal-region") {
+    region = " mask_mod {\n"
+             "  ^bb0(%b: index, %h: index, %i: index, %j: index):\n"
+             "    %c = arith.cmpi sle, %j, %i : index\n"
+             "    attn.yield %c : i1\n"
+             "  }";
+  } else if (c.family == "documents16") {
+    std::string t = llvm::formatv("tensor<{0}xi32>", c.len);
+    args += ", %doc: " + t; // read by the region, not an operand
+    region = llvm::formatv(
+        " mask_mod {{\n"
+        "  ^bb0(%b: index, %h: index, %i: index, %j: index):\n"
+        "    %di = tensor.extract %doc[%i] : {0}\n"
+        "    %dj = tensor.extract %doc[%j] : {0}\n"
+        "    %c = arith.cmpi eq, %di, %dj : i32\n"
+        "    attn.yield %c : i1\n"
+        "  }",
+        t);
+  } else if (c.family == "documents16-bias") {
+    std::string t = llvm::formatv("tensor<1x1x{0}x{0}xf32>", c.len);
+    args += ", %bias: " + t;
+    types += ", " + t;
+    operands = " bias(%bias)";
   } else if (c.family == "graph" || parseGraphFamily(c.family).density) {
     std::string rp = llvm::formatv("tensor<{0}xi32>", c.len + 1);
     std::string ci = llvm::formatv("tensor<{0}xi32>", nnz);
@@ -136,9 +159,9 @@ std::string moduleFor(const Config &c, int64_t nnz) {
     attrs = "{mask = #attn.mask<graph>}";
   }
   return llvm::formatv("func.func @attn({0}) -> {1} {{\n"
-                       "  %o = attn.sdpa %q, %k, %v{2} {3} : ({4}) -> {1}\n"
+                       "  %o = attn.sdpa %q, %k, %v{2} {3} : ({4}) -> {1}{5}\n"
                        "  return %o : {1}\n}\n",
-                       args, qkv, operands, attrs, types);
+                       args, qkv, operands, attrs, types, region);
 }
 
 /// Compiled function, its inputs and its output buffer, built once per
@@ -217,7 +240,25 @@ std::unique_ptr<Prepared> prepareInputs(const Config &c) {
     }
     return p;
   }
-  if (c.maskFamily() == "causal") {
+  if (llvm::StringRef(c.family).starts_with("documents16")) {
+    // 16 documents of L/16 tokens: as ids for the region, as a -inf bias
+    // for the dense comparison.
+    int64_t docLen = l / 16;
+    if (c.family == "documents16") {
+      for (int64_t i = 0; i < l; ++i)
+        p->inputs[3].setInt(i, i / docLen);
+    } else {
+      float *bias = p->inputs[3].as<float>();
+      for (int64_t i = 0; i < l; ++i)
+        for (int64_t j = 0; j < l; ++j)
+          bias[i * l + j] = i / docLen == j / docLen
+                                ? 0.f
+                                : -std::numeric_limits<float>::infinity();
+    }
+    p->usefulPairs = 16.0 * double(docLen) * double(docLen);
+    return p;
+  }
+  if (c.maskFamily() == "causal" || c.family == "causal-region") {
     m.kind = UnfusedMask::causal;
     p->usefulPairs = double(l) * double(l + 1) / 2;
   } else if (c.family == "local") {
@@ -528,6 +569,34 @@ void registerAll(bool full) {
         }
 }
 
+/// Variants written as mask_mod regions next to their built-in or dense-bias
+/// forms: causal as a region vs the causal kind (L = 4096), 16 documents
+/// from a doc-id tensor vs the same mask as a -inf bias (L = 8192, 2048 for
+/// quick runs); attn-mlir only (PyTorch's FlexAttention in peers/).
+void registerVariants(bool full) {
+  std::vector<std::pair<std::string, int64_t>> runs{
+      {"causal", 4096}, {"causal-region", 4096},
+      {"documents16", full ? 8192 : 2048},
+      {"documents16-bias", full ? 8192 : 2048}};
+  if (!full) {
+    runs[0].second = runs[1].second = 1024;
+  }
+  for (auto [family, len] : runs)
+    for (int threads : {1, 2}) {
+      Config c{family, len, 64, 8, threads};
+      // The plain causal family is registered by registerAll.
+      if (family == "causal")
+        continue;
+      std::string tiled =
+          llvm::formatv("attn-cpu-pipeline{{threads={0}}", threads);
+      benchmark::RegisterBenchmark(
+          ("attn-mlir/" + c.name()).c_str(),
+          [c, tiled](benchmark::State &s) { runMlir(s, c, tiled); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+}
+
 /// Graph-masked vs dense-masked attention at L = 4096 (and 1024 for quick
 /// runs), with and without reordering; attn-mlir only.
 void registerGraphMasks() {
@@ -645,6 +714,7 @@ int main(int argc, char **argv) {
   registerAll(full);
   registerReducedPrecision(full);
   registerGraphMasks();
+  registerVariants(full);
   registerGat();
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data()))

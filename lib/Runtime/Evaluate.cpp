@@ -316,6 +316,41 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
     }
   });
 
+  // Integer tensors a mask_mod reads at q_idx or kv_idx are per-token
+  // labels (document ids): non-decreasing runs along their last dimension,
+  // as packed sequences have them.
+  func.walk([&](Operation *op) {
+    Region *maskMod = nullptr;
+    if (auto sdpa = dyn_cast<SdpaOp>(op))
+      maskMod = &sdpa.getMaskMod();
+    else if (auto mha = dyn_cast<MhaOp>(op))
+      maskMod = &mha.getMaskMod();
+    if (!maskMod || maskMod->empty())
+      return;
+    Block &body = maskMod->front();
+    body.walk([&](tensor::ExtractOp x) {
+      bool byIndex = llvm::any_of(x.getIndices(), [&](Value idx) {
+        auto arg = dyn_cast<BlockArgument>(idx);
+        return arg && arg.getOwner() == &body && arg.getArgNumber() >= 2;
+      });
+      auto type = cast<RankedTensorType>(x.getTensor().getType());
+      if (!byIndex || !isa<IntegerType>(type.getElementType()) ||
+          type.getRank() == 0)
+        return;
+      HostTensor t = tensorFor(type);
+      int64_t row = type.getShape().back();
+      for (int64_t r = 0; r < t.numElements() / row; ++r) {
+        std::vector<int64_t> labels(row);
+        for (int64_t &l : labels)
+          l = uniformInt(0, 7);
+        std::sort(labels.begin(), labels.end());
+        for (int64_t e = 0; e < row; ++e)
+          t.setInt(r * row + e, labels[e]);
+      }
+      assign(x.getTensor(), std::move(t));
+    });
+  });
+
   std::vector<HostTensor> result;
   for (unsigned i = 0; i < n; ++i) {
     if (args[i]) {

@@ -37,8 +37,10 @@ double referenceTolerance(DType dtype, double rtol);
 /// Seeded inputs for `func`'s arguments. Arguments that feed an attn op get
 /// values that fit their role: kv_lengths in [0, Lk] (the last batch fully
 /// padded when B > 1), a random CSR graph with empty rows for row_ptr/col_idx,
-/// ALiBi's geometric slopes. Other floats are uniform in [-magnitude,
-/// magnitude].
+/// ALiBi's geometric slopes, document ids (integer tensors a mask_mod reads
+/// at q_idx or kv_idx) as sorted runs of 0..7 along their last dimension.
+/// Other floats are uniform in [-magnitude, magnitude], other integers in
+/// [0, 3].
 std::vector<HostTensor> generateInputs(func::FuncOp func, uint64_t seed,
                                        double magnitude);
 

@@ -11,6 +11,7 @@
 #include "dialect/AttnOps.h"
 #include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/LinalgBuilders.h"
+#include "lib/Transforms/MaskModTiles.h"
 #include "lib/Transforms/Passes.h"
 #include "lib/Transforms/SdpaGraphEdges.h"
 #include "lib/Transforms/SdpaScore.h"
@@ -88,6 +89,9 @@ public:
       blockMask = buildDenseFromCsr(b, loc, op.getRowPtr(), op.getColIdx(), lq,
                                     lk, b.getI8Type(), false, bq, bk);
     }
+
+    if (emitter.hasMaskMod())
+      maskTiles.emplace(b, loc, op, bq, bk);
 
     scf::ForallOp forall = buildAttentionForall(
         b, loc, batch, heads, /*units=*/nqt, /*rows=*/nqt * bq, ev, f,
@@ -277,8 +281,8 @@ private:
   /// Conditions under which every element of key tile [k0, k0 + bk) is
   /// allowed for every row of the query tile; empty when no mask applies.
   /// Null (std::nullopt) when the mask kind never promises a full tile
-  /// (graph, dilated) or a mask_mod region decides: then every visited tile
-  /// applies the element mask.
+  /// (graph, dilated): then every visited tile applies the element mask. A
+  /// mask_mod region adds its tile class (MaskModTiles.h).
   std::optional<SmallVector<Value>> fullTileConditions(OpBuilder &b,
                                                        Location loc, Value k0) {
     Value kLast =
@@ -288,7 +292,7 @@ private:
     std::optional<Value> kindFull =
         buildMaskFull(b, loc, emitter.maskParams(), rowLo(b, loc),
                       rowHi(b, loc), k0, kLast);
-    if (!kindFull || emitter.hasMaskMod())
+    if (!kindFull || (emitter.hasMaskMod() && !maskTiles))
       return std::nullopt;
     SmallVector<Value> conds;
     auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
@@ -299,6 +303,8 @@ private:
           cmp(arith::CmpIPredicate::sle, kEnd, buildIndexConstant(b, loc, lk)));
     if (*kindFull)
       conds.push_back(*kindFull);
+    if (maskTiles)
+      conds.push_back(maskModFull);
     if (Value lengths = op.getKvLengths()) {
       Value len = arith::IndexCastOp::create(
           b, loc, b.getIndexType(),
@@ -348,13 +354,25 @@ private:
           buildOnlineSoftmaxStep(sb, sloc, scores, vTile, state);
       return {next.rowMax, next.rowSum, next.acc};
     };
-    if (!blockMask)
+    // Tiles a mask_mod region leaves empty, and graph tiles without edges,
+    // are skipped.
+    Value visit;
+    if (maskTiles) {
+      auto [full, empty] = maskTiles->classify(b, loc, bIdx, hIdx, q0, k0);
+      maskModFull = full;
+      visit = arith::XOrIOp::create(
+          b, loc, empty, arith::ConstantIntOp::create(b, loc, 1, 1));
+    }
+    if (blockMask) {
+      Value qt =
+          arith::DivUIOp::create(b, loc, q0, buildIndexConstant(b, loc, bq));
+      Value edges = isNonZero(
+          b, loc,
+          tensor::ExtractOp::create(b, loc, blockMask, ValueRange{qt, kt}));
+      visit = visit ? arith::AndIOp::create(b, loc, visit, edges) : edges;
+    }
+    if (!visit)
       return step(b, loc);
-    Value qt =
-        arith::DivUIOp::create(b, loc, q0, buildIndexConstant(b, loc, bq));
-    Value visit = isNonZero(
-        b, loc,
-        tensor::ExtractOp::create(b, loc, blockMask, ValueRange{qt, kt}));
     return scf::IfOp::create(
                b, loc, visit,
                [&](OpBuilder &tb, Location tloc) {
@@ -429,6 +447,10 @@ private:
   Value q, k, kT, v, bias, graphMask, blockMask;
   // Per query tile (inside the parallel loop).
   Value bIdx, hIdx, q0, kvHead, qTile, shawTile;
+  // The mask_mod's tile classes (with a mask_mod region), and the current
+  // key tile's "fully allowed" condition.
+  std::optional<MaskModTiles> maskTiles;
+  Value maskModFull;
 };
 
 /// Query and key rows per tile for `target` and `lq` query rows (see the

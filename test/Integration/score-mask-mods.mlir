@@ -26,7 +26,38 @@ func.func @softcap_causal(%q: tensor<1x2x200x64xf32>, %k: tensor<1x2x200x64xf32>
   return %o : tensor<1x2x200x64xf32>
 }
 
-// Document masking from a per-token document id (packed sequences).
+// Causal written as a region (q_idx = i, kv_idx = j; Lq = Lk): tiles are
+// classified from the indices, as the built-in kind's.
+// CHECK-LABEL: attn-run: @causal_region
+// CHECK: CHECK PASSED
+func.func @causal_region(%q: tensor<1x2x333x64xf32>, %k: tensor<1x2x333x64xf32>, %v: tensor<1x2x333x64xf32>) -> tensor<1x2x333x64xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x333x64xf32>, tensor<1x2x333x64xf32>, tensor<1x2x333x64xf32>) -> tensor<1x2x333x64xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c = arith.cmpi sle, %j, %i : index
+      attn.yield %c : i1
+    }
+  return %o : tensor<1x2x333x64xf32>
+}
+
+// Block-diagonal with a constant block of 37 (documents of one length).
+// CHECK-LABEL: attn-run: @block_diagonal
+// CHECK: CHECK PASSED
+func.func @block_diagonal(%q: tensor<1x2x300x64xf32>, %k: tensor<1x2x300x64xf32>, %v: tensor<1x2x300x64xf32>) -> tensor<1x2x300x64xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x300x64xf32>, tensor<1x2x300x64xf32>, tensor<1x2x300x64xf32>) -> tensor<1x2x300x64xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c37 = arith.constant 37 : index
+      %di = arith.floordivsi %i, %c37 : index
+      %dj = arith.floordivsi %j, %c37 : index
+      %same = arith.cmpi eq, %di, %dj : index
+      attn.yield %same : i1
+    }
+  return %o : tensor<1x2x300x64xf32>
+}
+
+// Document masking from a per-token document id (packed sequences; attn-run
+// generates ids as sorted runs).
 // CHECK-LABEL: attn-run: @documents
 // CHECK: CHECK PASSED
 func.func @documents(%q: tensor<1x2x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor<1x2x256x64xf32>, %doc: tensor<256xi32>) -> tensor<1x2x256x64xf32> {

@@ -155,25 +155,38 @@ func.func @dilated(%q: tensor<1x1x16x4xf32>, %k: tensor<1x1x16x4xf32>, %v: tenso
 
 // -----
 
-// A mask_mod region: no tile classification knows it, so every visited tile
-// applies the element mask (no full/partial branch); its body is inlined
-// into the score generic with q_idx and kv_idx clamped into the sequence
-// (padded rows and keys read the captured tensor in bounds). The built-in
-// causal kind still bounds the key-tile range.
+// A mask_mod region reading a document id per token: per-tile min / max
+// tables of the ids (by query tile and by key tile) are built once per call;
+// each key tile is classified by interval analysis of the region: skipped
+// when the id ranges of its rows and keys are disjoint, mask-free when both
+// are one and the same id, element-masked otherwise. The region is inlined
+// into the masked score generic with q_idx / kv_idx clamped into the
+// sequence (padded rows and keys read the captured tensor in bounds).
 
 // CHECK-LABEL: func @mask_mod
-// CHECK: scf.for
-// CHECK-NOT: scf.if
-// CHECK:   linalg.generic
-// CHECK:     %[[I:.+]] = arith.minsi %{{.+}}, %c15 : index
-// CHECK:     %[[J:.+]] = arith.minsi %{{.+}}, %c15 : index
-// CHECK:     %[[DI:.+]] = tensor.extract %{{.+}}[%[[I]]] : tensor<16xi32>
-// CHECK:     %[[DJ:.+]] = tensor.extract %{{.+}}[%[[J]]] : tensor<16xi32>
-// CHECK:     %[[SAME:.+]] = arith.cmpi eq, %[[DI]], %[[DJ]] : i32
-// CHECK:     arith.andi %{{.+}}, %[[SAME]] : i1
-// CHECK:     arith.select
-// CHECK-NOT: scf.if
-// CHECK: return
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<4x4xi32>)
+// CHECK:   arith.minsi %{{.+}}, %{{.+}} : i32
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<4x4xi32>)
+// CHECK:   arith.maxsi %{{.+}}, %{{.+}} : i32
+// CHECK: scf.forall
+// CHECK:   scf.for
+// CHECK:     %[[QLO:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<4xi32>
+// CHECK:     %[[KLO:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<4xi32>
+// CHECK:     %[[DISJ:.+]] = arith.ori %{{.+}}, %{{.+}} : i1
+// CHECK:     scf.if %[[DISJ]]
+// CHECK-NEXT:  scf.yield %{{.+}}, %{{.+}}, %{{.+}} :
+// CHECK:     } else {
+// CHECK:       %[[FULL:.+]] = arith.andi %{{.+}}, %{{.+}} : i1
+// CHECK:       scf.if %[[FULL]]
+// CHECK:       } else {
+// CHECK:         linalg.generic
+// CHECK:           %[[I:.+]] = arith.minsi %{{.+}}, %c15 : index
+// CHECK:           %[[J:.+]] = arith.minsi %{{.+}}, %c15 : index
+// CHECK:           %[[DI:.+]] = tensor.extract %{{.+}}[%[[I]]] : tensor<16xi32>
+// CHECK:           %[[DJ:.+]] = tensor.extract %{{.+}}[%[[J]]] : tensor<16xi32>
+// CHECK:           %[[SAME:.+]] = arith.cmpi eq, %[[DI]], %[[DJ]] : i32
+// CHECK:           arith.andi %{{.+}}, %[[SAME]] : i1
+// CHECK:           arith.select
 func.func @mask_mod(%q: tensor<1x1x16x4xf32>, %doc: tensor<16xi32>) -> tensor<1x1x16x4xf32> {
   %o = attn.sdpa %q, %q, %q {mask = #attn.mask<causal>}
       : (tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32>
@@ -183,6 +196,38 @@ func.func @mask_mod(%q: tensor<1x1x16x4xf32>, %doc: tensor<16xi32>) -> tensor<1x
       %dj = tensor.extract %doc[%j] : tensor<16xi32>
       %same = arith.cmpi eq, %di, %dj : i32
       attn.yield %same : i1
+    }
+  return %o : tensor<1x1x16x4xf32>
+}
+
+// -----
+
+// Causal written as a region: classified at compile time from the indices
+// alone (no table): a key tile above the diagonal (k0 > q0 + 3) is skipped,
+// one wholly below (k0 + 3 <= q0) runs the mask-free scores; the region's
+// causal test is the interval comparison of [k0, k0 + 3] with [q0, q0 + 3].
+
+// CHECK-LABEL: func @causal_region
+// CHECK-NOT: tensor<4xi32>
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[QT:.+]]) in (1, 1, 4)
+// CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %c4
+// CHECK:   scf.for %[[KT:.+]] = %c0 to %c4 step %c1
+// CHECK:     %[[K0:.+]] = arith.muli %[[KT]], %c4
+// CHECK-DAG: %[[QHI:.+]] = arith.minsi %{{.+}}, %c15 : index
+// CHECK-DAG: %[[KHI:.+]] = arith.minsi %{{.+}}, %c15 : index
+// CHECK-DAG: %[[ISFULL:.+]] = arith.cmpi sle, %[[KHI]], %[[Q0]] : index
+// CHECK-DAG: %[[ISEMPTY:.+]] = arith.cmpi sgt, %[[K0]], %[[QHI]] : index
+// CHECK:     scf.if %[[ISEMPTY]]
+// CHECK:     } else {
+// CHECK:       scf.if %[[ISFULL]]
+// CHECK-NEXT:    scf.yield %{{.+}} : tensor<4x4xf32>
+func.func @causal_region(%q: tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32> {
+  %o = attn.sdpa %q, %q, %q
+      : (tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c = arith.cmpi sle, %j, %i : index
+      attn.yield %c : i1
     }
   return %o : tensor<1x1x16x4xf32>
 }
