@@ -23,14 +23,18 @@ def Attn_Dialect : Dialect {
     projections (`attn.mha`), and graph attention layers (`attn.gat`).
 
     All ops work on ranked tensors and are pure. Every op has a reference
-    lowering (`attn-lower-to-linalg`) that materialises scores and is the
-    numerical oracle for every faster lowering.
+    lowering (`attn-lower-to-linalg`) that materialises scores, a plain
+    second path next to the fast ones; the tests' oracle is the independent
+    C++ reference (lib/Runtime/Reference.cpp).
 
     Positional conventions shared by every op: when the query length `Lq`
-    differs from the key length `Lk`, query row `i` sits at absolute position
-    `ia = i + (Lk - Lq)` (bottom-right alignment, as in FlashAttention and
-    KV-cache decoding). Causal, local-window, relative-position and ALiBi terms
-    all use `ia`; when `Lq == Lk`, `ia == i`.
+    differs from the key length `Lk`, query row `i` sits by default at
+    absolute position `ia = i + (Lk - Lq)` (bottom-right alignment, as in
+    FlashAttention and KV-cache decoding); `align` selects top-left
+    (`ia = i`, PyTorch's `is_causal`) or per-sequence alignment against
+    `kv_lengths[b]` (`#attn.align<...>`). Causal, local-window,
+    relative-position and ALiBi terms all use `ia`; when `Lq == Lk` the
+    default and top-left agree.
   }];
   let useDefaultAttributePrinterParser = 1;
 }
@@ -50,7 +54,8 @@ def Attn_MaskKind : I32EnumAttr<"MaskKind", "structural attention mask", [
 def Attn_MaskKindAttr : EnumAttr<Attn_Dialect, Attn_MaskKind, "mask"> {
   let summary = "Structural mask kind of an attention op";
   let description = [{
-    Which (query i, key j) pairs may attend, with `ia = i + (Lk - Lq)`:
+    Which (query i, key j) pairs may attend, with `ia` the query's position
+    (`i + (Lk - Lq)` by default; see `#attn.align`):
 
     | kind           | allowed (i, j)                                   |
     |----------------|--------------------------------------------------|
@@ -68,6 +73,36 @@ def Attn_MaskKindAttr : EnumAttr<Attn_Dialect, Attn_MaskKind, "mask"> {
     `dialect/MaskKinds.cpp` (its attributes, element predicate, the keys a
     range of rows can see, and when a tile is fully allowed); every lowering
     reads it from there.
+  }];
+  let assemblyFormat = ?;
+  let hasCustomAssemblyFormat = 1;
+}
+
+def Attn_Align : I32EnumAttr<"Align",
+    "where query rows sit among the keys", [
+    I32EnumAttrCase<"bottom_right", 0>,
+    I32EnumAttrCase<"top_left", 1>,
+    I32EnumAttrCase<"per_sequence", 2>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_AlignAttr : EnumAttr<Attn_Dialect, Attn_Align, "align"> {
+  let summary = "The absolute position of query rows among the keys";
+  let description = [{
+    Query row `i` sits at position `ia` among the keys; every positional term
+    (the mask kinds, relative-position tables, ALiBi) uses `ia`:
+
+    | alignment      | `ia`                       | as in |
+    |----------------|----------------------------|-------|
+    | `bottom_right` (default) | `i + (Lk - Lq)`  | FlashAttention, KV-cache decoding and chunked prefill: the queries are the last `Lq` tokens |
+    | `top_left`     | `i`                        | PyTorch's `is_causal=True` (`CausalVariant.UPPER_LEFT`) |
+    | `per_sequence` | `i + (kv_lengths[b] - Lq)` | a padded batch of sequences of their own lengths (FlashAttention varlen, chunked prefill per sequence); needs `kv_lengths` |
+
+    Written `#attn.align<top_left>`. The default is bottom-right because the
+    common `Lq != Lk` case is a query chunk at the end of its keys (a decode
+    step sees its whole cache); with `Lq == Lk` the first two agree.
   }];
   let assemblyFormat = ?;
   let hasCustomAssemblyFormat = 1;

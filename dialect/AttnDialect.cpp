@@ -62,6 +62,20 @@ void MaskKindAttr::print(AsmPrinter &printer) const {
   printer << '<' << stringifyMaskKind(getValue()) << '>';
 }
 
+Attribute AlignAttr::parse(AsmParser &parser, Type) {
+  std::string choices = enumChoices<Align>(
+      getMaxEnumValForAlign(), [](Align a) { return stringifyAlign(a); });
+  FailureOr<Align> align = parseEnumKeyword<Align>(
+      parser, "alignment", choices,
+      [](StringRef s) { return symbolizeAlign(s); });
+  return succeeded(align) ? AlignAttr::get(parser.getContext(), *align)
+                          : Attribute();
+}
+
+void AlignAttr::print(AsmPrinter &printer) const {
+  printer << '<' << stringifyAlign(getValue()) << '>';
+}
+
 Attribute HeadCombineAttr::parse(AsmParser &parser, Type) {
   std::string choices = enumChoices<HeadCombine>(
       getMaxEnumValForHeadCombine(),

@@ -187,6 +187,10 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
   if (Value len = op.getKvLengths())
     if (failed(expectShape(o, len, "kv_lengths", "B", {d.batch})))
       return failure();
+  if (op.getAlign() == Align::per_sequence && !op.getKvLengths())
+    return op.emitOpError("align #attn.align<per_sequence> places each "
+                          "sequence's queries before its own length: it "
+                          "needs the kv_lengths operand");
 
   if (Value bias = op.getBias()) {
     if (failed(expectRank(o, bias, "bias", 4,

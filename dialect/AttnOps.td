@@ -31,7 +31,8 @@ defvar Attn_MaskAttrs = (ins
   OptionalAttr<I64Attr>:$window_right,
   OptionalAttr<I64Attr>:$dilation,
   OptionalAttr<I64Attr>:$rel_clip,
-  OptionalAttr<F64Attr>:$scale
+  OptionalAttr<F64Attr>:$scale,
+  DefaultValuedAttr<Attn_AlignAttr, "::mlir::attn::Align::bottom_right">:$align
 );
 
 /// The optional FlexAttention-style regions (empty when absent).
@@ -51,7 +52,11 @@ defvar Attn_MaskOperandsFormat = [{
 }];
 
 defvar Attn_MaskDescription = [{
-    Masks and score modifications (all optional, all composable unless noted):
+    Masks and score modifications (all optional, all composable unless noted).
+    Positional terms use the query's absolute position `ia`, set by `align`
+    (default `#attn.align<bottom_right>`: `ia = i + (Lk - Lq)`;
+    `#attn.align<top_left>`: `ia = i`; `#attn.align<per_sequence>`:
+    `ia = i + (kv_lengths[b] - Lq)`, which needs `kv_lengths`):
 
     - `mask` (default `dense`): `causal`, `local` (needs `window_left` and
       `window_right`), `causal_local` (needs `window_left`; `window_right`

@@ -243,6 +243,6 @@ Value NetBuilder::selfAttention(Value x, Value inW, Value inB, Value outW,
                        MaskKindAttr::get(b.getContext(), mask.kind),
                        optionalInt(mask.windowLeft),
                        optionalInt(mask.windowRight), /*dilation=*/IntegerAttr(),
-                       optionalInt(mask.relClip),
-                       FloatAttr());
+                       optionalInt(mask.relClip), FloatAttr(),
+                       AlignAttr::get(b.getContext(), Align::bottom_right));
 }

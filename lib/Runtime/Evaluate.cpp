@@ -95,6 +95,7 @@ llvm::Expected<reference::MaskArgs> maskArgs(OpTy op, const Environment &env,
   // The kind by name and every mask parameter the op carries: the oracle
   // interprets them itself (it does not share the definitions).
   m.mask = stringifyMaskKind(op.getMask()).str();
+  m.align = stringifyAlign(op.getAlign()).str();
   MaskParams params = MaskParams::of(op.getOperation());
   for (StringRef name : maskParameterNames())
     if (std::optional<int64_t> value = params.get(name))

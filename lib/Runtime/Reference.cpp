@@ -107,6 +107,13 @@ void reference::sdpa(const HostTensor &q, const HostTensor &k,
         if (!isSampledRow(i, lq, m.rowStride))
           continue;
         int64_t kh = h / group, ia = i + (lk - lq);
+        if (m.align == "top_left")
+          ia = i;
+        else if (m.align == "per_sequence")
+          ia = i + (m.kvLengths->getInt(b) - lq);
+        else if (m.align != "bottom_right")
+          llvm::reportFatalInternalError(
+              llvm::Twine("reference: unknown alignment '") + m.align + "'");
         double rowMax = kNegInf;
         for (int64_t j = 0; j < lk; ++j) {
           s[j] = kNegInf;

@@ -27,6 +27,10 @@ struct MaskArgs {
   /// both itself, so that a new kind changes Reference.cpp only.
   std::string mask = "dense";
   std::map<std::string, int64_t> maskParams;
+  /// Where query row i sits among the keys (`align`): "bottom_right"
+  /// (ia = i + Lk - Lq), "top_left" (ia = i) or "per_sequence"
+  /// (ia = i + kvLengths[b] - Lq).
+  std::string align = "bottom_right";
   int64_t relClip = 0;
   std::optional<double> scale;           ///< Default 1/sqrt(E).
   const HostTensor *kvLengths = nullptr; ///< [B]

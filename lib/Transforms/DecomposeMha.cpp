@@ -103,7 +103,8 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
         op.getBias(), op.getRelBias(), op.getRelKey(), op.getAlibiSlopes(),
         op.getRowPtr(), op.getColIdx(), op.getMaskAttr(),
         /*window_left=*/nullptr, /*window_right=*/nullptr,
-        /*dilation=*/nullptr, op.getRelClipAttr(), op.getScaleAttr());
+        /*dilation=*/nullptr, op.getRelClipAttr(), op.getScaleAttr(),
+        op.getAlignAttr());
     // Every mask parameter the kind's definition reads, whichever kind.
     for (StringRef name : maskParameterNames())
       if (Attribute param = op->getAttr(name))

@@ -8,7 +8,8 @@
 //   alpha    = softmax_j with weights cnt      (an edge seen twice counts
 //   twice) out[i,h] = sum_j alpha[h,i,j] * z[j,h]
 //
-// O(N^2) by design: this is the oracle, not the fast path.
+// O(N^2) by design: the plain second path, not the fast one (the oracle is
+// lib/Runtime/Reference.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,7 +1,7 @@
 //===- LowerGatUnfused.cpp - attn.gat as SDDMM, edge softmax, SpMM -------===//
 //
 // The DGL/PyG structure with its per-edge tensors materialised: the
-// baseline of the fused lowering and an O(E) oracle.
+// baseline of the fused lowering and an O(E) second path.
 //
 //===----------------------------------------------------------------------===//
 

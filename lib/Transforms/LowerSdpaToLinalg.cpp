@@ -2,7 +2,8 @@
 //
 // Materialises the scores: S = QK^T, one elementwise generic applies the scale,
 // the score modifications and the mask, a masked softmax normalises, and
-// O = P V. Simple and obviously right: the oracle for every faster lowering.
+// O = P V. Simple and obviously right: the plain path next to the fast ones
+// (the tests' oracle is the independent lib/Runtime/Reference.cpp).
 //
 // Grouped-query attention is expressed without copies: the query is viewed as
 // B x Hkv x G x Lq x E, so query head h = kh * G + g reads key/value head kh.

@@ -8,9 +8,10 @@ include "mlir/Pass/PassBase.td"
 def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
   let summary = "Reference lowering of attn.sdpa, attn.mha and attn.gat to linalg";
   let description = [{
-    Lowers every attn op to linalg on tensors, materialising the scores. It is
-    the numerical oracle of the toolkit: every faster lowering is checked
-    against it.
+    Lowers every attn op to linalg on tensors, materialising the scores: the
+    plain second path every faster lowering can be compared with (it shares
+    the score math and the mask definitions with them; the oracle of the
+    tests is the independent C++ reference in lib/Runtime).
 
     - `attn.mha` is first decomposed as by `attn-decompose-mha`.
     - `attn.sdpa`: `S = Q K^T` (a 5-d contraction over the grouped-query view
@@ -397,8 +398,8 @@ def AttnLowerGatUnfused : Pass<"attn-lower-gat-unfused"> {
     (SDDMM), per-node max and sum over each node's edges (edge softmax), the
     `E' x H` attention coefficients, and the aggregation
     `out[i] = sum_e alpha[e] z[src e]` per node (SpMM). O(E H) memory, against
-    O(N H C) for `attn-lower-gat`; it is the benchmark baseline and a second,
-    O(E) oracle next to the dense reference lowering.
+    O(N H C) for `attn-lower-gat`; it is the benchmark baseline and an O(E)
+    second path next to the dense reference lowering.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -22,15 +22,30 @@ SdpaScoreEmitter::SdpaScoreEmitter(SdpaOp op)
       lk(op.getKey().getType().getDimSize(2)),
       params(MaskParams::of(op.getOperation())) {}
 
-Value SdpaScoreEmitter::queryPosition(OpBuilder &b, Location loc,
+Value SdpaScoreEmitter::queryPosition(OpBuilder &b, Location loc, Value batch,
                                       Value i) const {
-  return arith::AddIOp::create(b, loc, i, buildIndexConstant(b, loc, lk - lq));
+  switch (op.getAlign()) {
+  case Align::bottom_right:
+    return arith::AddIOp::create(b, loc, i,
+                                 buildIndexConstant(b, loc, lk - lq));
+  case Align::top_left:
+    return i;
+  case Align::per_sequence: {
+    Value len = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        tensor::ExtractOp::create(b, loc, op.getKvLengths(), ValueRange{batch}));
+    Value offset =
+        arith::SubIOp::create(b, loc, len, buildIndexConstant(b, loc, lq));
+    return arith::AddIOp::create(b, loc, i, offset);
+  }
+  }
+  llvm_unreachable("unknown alignment");
 }
 
 Value SdpaScoreEmitter::relativeIndex(OpBuilder &b, Location loc,
                                       const ScorePosition &p) const {
   int64_t r = static_cast<int64_t>(*op.getRelClip());
-  Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.i));
+  Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.b, p.i));
   Value clipped = arith::MaxSIOp::create(
       b, loc,
       arith::MinSIOp::create(b, loc, dist, buildIndexConstant(b, loc, r)),
@@ -85,7 +100,7 @@ Value SdpaScoreEmitter::modify(OpBuilder &b, Location loc,
                                   ValueRange{p.h, relativeIndex(b, loc, p)}));
   if (Value slopes = op.getAlibiSlopes()) {
     Value slope = tensor::ExtractOp::create(b, loc, slopes, ValueRange{p.h});
-    Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.i));
+    Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.b, p.i));
     Value absDist = arith::MaxSIOp::create(
         b, loc, dist,
         arith::SubIOp::create(b, loc, buildIndexConstant(b, loc, 0), dist));
@@ -106,7 +121,7 @@ Value SdpaScoreEmitter::allowed(OpBuilder &b, Location loc,
                                 ArrayRef<Value> extra) const {
   SmallVector<Value> conds;
   if (Value kind = buildMaskAllowed(b, loc, params,
-                                    queryPosition(b, loc, p.i), p.j))
+                                    queryPosition(b, loc, p.b, p.i), p.j))
     conds.push_back(kind);
   if (Value lengths = op.getKvLengths()) {
     Value len = arith::IndexCastOp::create(

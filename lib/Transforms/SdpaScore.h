@@ -30,8 +30,10 @@ class SdpaScoreEmitter {
 public:
   explicit SdpaScoreEmitter(SdpaOp op);
 
-  /// The query's absolute position ia = i + (Lk - Lq).
-  Value queryPosition(OpBuilder &b, Location loc, Value i) const;
+  /// The absolute position ia of query row `i` of batch `batch`, as the
+  /// op's `align` says: i + (Lk - Lq) (bottom_right), i (top_left), or
+  /// i + (kv_lengths[batch] - Lq) (per_sequence).
+  Value queryPosition(OpBuilder &b, Location loc, Value batch, Value i) const;
 
   /// clip(j - ia, -R, R) + R, the row of the relative tables (needs rel_clip).
   Value relativeIndex(OpBuilder &b, Location loc, const ScorePosition &p) const;

@@ -36,10 +36,13 @@ struct MaskCoveringAllKeys : OpRewritePattern<SdpaOp> {
     int64_t lk = op.getKey().getType().getDimSize(2);
     if (ShapedType::isDynamic(lq) || ShapedType::isDynamic(lk))
       return rewriter.notifyMatchFailure(op, "dynamic lengths");
-    // Query rows sit at ia = i + (Lk - Lq), from Lk - Lq to Lk - 1; the
-    // kind's definition (MaskKinds.h) must allow the whole rectangle of
-    // those rows and keys 0 .. Lk - 1.
-    if (!maskFull(mask, lk - lq, lk - 1, 0, lk - 1))
+    // Query rows sit at ia = i + (Lk - Lq) (bottom-right) or ia = i
+    // (top-left); the kind's definition (MaskKinds.h) must allow the whole
+    // rectangle of those rows and keys 0 .. Lk - 1.
+    if (op.getAlign() == Align::per_sequence)
+      return rewriter.notifyMatchFailure(op, "positions depend on kv_lengths");
+    int64_t first = op.getAlign() == Align::top_left ? 0 : lk - lq;
+    if (!maskFull(mask, first, first + lq - 1, 0, lk - 1))
       return rewriter.notifyMatchFailure(op, "the mask masks some keys");
     rewriter.modifyOpInPlace(op, [&] {
       op.setMask(MaskKind::dense);

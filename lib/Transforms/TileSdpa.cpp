@@ -241,11 +241,11 @@ private:
 
   /// Window/padding positions of the tile's first and last query rows.
   Value rowLo(OpBuilder &b, Location loc) {
-    return emitter.queryPosition(b, loc, q0);
+    return emitter.queryPosition(b, loc, bIdx, q0);
   }
   Value rowHi(OpBuilder &b, Location loc) {
     return emitter.queryPosition(
-        b, loc,
+        b, loc, bIdx,
         arith::AddIOp::create(b, loc, q0, buildIndexConstant(b, loc, bq - 1)));
   }
 

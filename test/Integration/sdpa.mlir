@@ -34,9 +34,10 @@ func.func @dense_scale(%q: tensor<1x2x9x16xf32>, %k: tensor<1x2x21x16xf32>, %v: 
   return %o : tensor<1x2x9x16xf32>
 }
 
-// CHECK-LABEL: attn-run: @causal_square
+// Dense, square, with the lse result.
+// CHECK-LABEL: attn-run: @dense_square_lse
 // CHECK: CHECK PASSED
-func.func @causal_square(%q: tensor<1x2x17x8xf32>, %k: tensor<1x2x17x8xf32>, %v: tensor<1x2x17x8xf32>) -> (tensor<1x2x17x8xf32>, tensor<1x2x17xf32>) {
+func.func @dense_square_lse(%q: tensor<1x2x17x8xf32>, %k: tensor<1x2x17x8xf32>, %v: tensor<1x2x17x8xf32>) -> (tensor<1x2x17x8xf32>, tensor<1x2x17xf32>) {
   %o, %l = attn.sdpa %q, %k, %v
       : (tensor<1x2x17x8xf32>, tensor<1x2x17x8xf32>, tensor<1x2x17x8xf32>) -> (tensor<1x2x17x8xf32>, tensor<1x2x17xf32>)
   return %o, %l : tensor<1x2x17x8xf32>, tensor<1x2x17xf32>

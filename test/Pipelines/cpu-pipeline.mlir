@@ -23,7 +23,7 @@
 // LINALG-NOT: llvm.func
 
 // The CPU pipeline takes attn IR (sdpa tiled, mha decomposed and tiled, gat
-// through the reference lowering) to the LLVM dialect. Vectorized by default:
+// through the fused lowering attn-lower-gat) to the LLVM dialect. Vectorized by default:
 // vector FMAs and a polynomial exp (no libm call); sequential by default; with
 // threads != 1 the query-tile loop is an OpenMP parallel loop.
 

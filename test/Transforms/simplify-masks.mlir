@@ -88,3 +88,21 @@ func.func @dilated_and_graph(%q: tensor<1x1x4x8xf32>, %rp: tensor<5xi32>, %ci: t
       : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<5xi32>, tensor<16xi32>) -> tensor<1x1x4x8xf32>
   return %o1, %o2 : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// Top-left, 4 queries over 10 keys: causal row 3 sees keys 0..3 only, so
+// nothing folds; a window reaching 9 keys right of row 0 and 3 left of row 3
+// covers everything.
+
+// CHECK-LABEL: func @top_left
+// CHECK: {align = #attn.align<top_left>, mask = #attn.mask<causal>}
+// CHECK-NOT: #attn.mask<local>
+// CHECK: return
+func.func @top_left(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x10x8xf32>) -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
+  %o1 = attn.sdpa %q, %k, %k {mask = #attn.mask<causal>, align = #attn.align<top_left>}
+      : (tensor<1x1x4x8xf32>, tensor<1x1x10x8xf32>, tensor<1x1x10x8xf32>) -> tensor<1x1x4x8xf32>
+  %o2 = attn.sdpa %q, %k, %k {mask = #attn.mask<local>, window_left = 3 : i64, window_right = 9 : i64, align = #attn.align<top_left>}
+      : (tensor<1x1x4x8xf32>, tensor<1x1x10x8xf32>, tensor<1x1x10x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o1, %o2 : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+}

@@ -273,3 +273,21 @@ func.func @f(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
       : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+func.func @f(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'attn.sdpa' op align #attn.align<per_sequence> places each sequence's queries before its own length: it needs the kv_lengths operand}}
+  %o = attn.sdpa %q, %q, %q {mask = #attn.mask<causal>, align = #attn.align<per_sequence>}
+      : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{unknown alignment 'upper_left'; expected one of bottom_right, top_left, per_sequence}}
+  %o = attn.sdpa %q, %q, %q {mask = #attn.mask<causal>, align = #attn.align<upper_left>}
+      : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o : tensor<1x1x4x4xf32>
+}

@@ -88,6 +88,22 @@ func.func @mha_mask_mod(%x: tensor<1x4x8xf32>, %w: tensor<24x8xf32>, %wo: tensor
   return %y : tensor<1x4x8xf32>
 }
 
+// CHECK-LABEL: func @sdpa_align
+// CHECK: {align = #attn.align<top_left>, mask = #attn.mask<causal>}
+// CHECK: {align = #attn.align<per_sequence>, mask = #attn.mask<causal>}
+// CHECK-NOT: align
+// CHECK: return
+func.func @sdpa_align(%q: tensor<2x1x4x4xf32>, %k: tensor<2x1x8x4xf32>, %len: tensor<2xi32>) -> (tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>) {
+  %o1 = attn.sdpa %q, %k, %k {mask = #attn.mask<causal>, align = #attn.align<top_left>}
+      : (tensor<2x1x4x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>) -> tensor<2x1x4x4xf32>
+  %o2 = attn.sdpa %q, %k, %k kv_lengths(%len) {mask = #attn.mask<causal>, align = #attn.align<per_sequence>}
+      : (tensor<2x1x4x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<2xi32>) -> tensor<2x1x4x4xf32>
+  // The default is not printed.
+  %o3 = attn.sdpa %q, %k, %k {align = #attn.align<bottom_right>}
+      : (tensor<2x1x4x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>) -> tensor<2x1x4x4xf32>
+  return %o1, %o2, %o3 : tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>
+}
+
 // CHECK-LABEL: func @sdpa_graph_dynamic
 // CHECK: attn.sdpa %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {mask = #attn.mask<graph>} : (tensor<1x2x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<?xi64>, tensor<?xi64>)
 func.func @sdpa_graph_dynamic(%q: tensor<1x2x?x8xf32>, %k: tensor<1x1x?x8xf32>, %v: tensor<1x1x?x8xf32>, %rp: tensor<?xi64>, %ci: tensor<?xi64>) -> tensor<1x2x?x8xf32> {

@@ -176,18 +176,21 @@ TEST(ReferenceGat, LeakyReluAndMeanOverHeads) {
   EXPECT_NEAR(out.getDouble(0), (head0 + head1) / 2, 1e-6);
 }
 
-TEST(ReferenceMha, IdentityProjectionsReduceToSdpa) {
-  // D = 2, one head, W_in = [I; I; I], W_out = I: mha(x) = sdpa(x, x, x).
+TEST(ReferenceMha, IdentityProjectionsGiveTheHandComputedAttention) {
+  // D = 2, one head, W_in = [I; I; I], W_out = I: Q = K = V = x, rows
+  // [1, 0] and [0, 1]. Row 0 scores (1, 0) / sqrt(2): weight
+  // w = e^(1/sqrt 2) / (e^(1/sqrt 2) + 1) on key 0, so out = [w, 1 - w];
+  // row 1 by symmetry [1 - w, w].
   HostTensor x = make({1, 2, 2}, {1, 0, 0, 1});
   HostTensor win = make({6, 2}, {1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1});
   HostTensor wout = make({2, 2}, {1, 0, 0, 1});
   MhaArgs a{&x, &x, &x, &win, nullptr, &wout, nullptr, 1, 1, MaskArgs()};
-  HostTensor out(DType::f32, {1, 2, 2}), expected(DType::f32, {1, 1, 2, 2});
+  HostTensor out(DType::f32, {1, 2, 2});
   mha(a, out);
-  HostTensor x4 = make({1, 1, 2, 2}, {1, 0, 0, 1});
-  sdpa(x4, x4, x4, MaskArgs(), expected, nullptr);
+  double e = std::exp(1.0 / std::sqrt(2.0)), w = e / (e + 1);
+  double expected[4] = {w, 1 - w, 1 - w, w};
   for (int i = 0; i < 4; ++i)
-    EXPECT_NEAR(out.getDouble(i), expected.getDouble(i), 1e-6);
+    EXPECT_NEAR(out.getDouble(i), expected[i], 1e-6);
 }
 
 } // namespace

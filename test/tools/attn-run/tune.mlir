@@ -21,7 +21,7 @@
 // TUNE: block-q={{[0-9]+}} block-k=128
 // TUNE: best: block-q={{[0-9]+}} block-k={{[0-9]+}} {{.*}} ms (stored in {{.*}}cache.json)
 // CACHE-DAG: "version": 1
-// CACHE-DAG: "key": "sdpa {mask = #attn.mask<causal>} tensor<1x2x200x64xf32> tensor<1x2x200x64xf32> tensor<1x2x200x64xf32>"
+// CACHE-DAG: "key": "sdpa {align = #attn.align<bottom_right>, mask = #attn.mask<causal>} tensor<1x2x200x64xf32> tensor<1x2x200x64xf32> tensor<1x2x200x64xf32>"
 // CACHE-DAG: "threads": 1
 // USE: attn-run: tuned tiles from {{.*}}cache.json
 // USE: lowering (attn-cpu-pipeline{threads=1 block-q={{[0-9]+}} block-k={{[0-9]+}} register-rows=
