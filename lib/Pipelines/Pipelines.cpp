@@ -131,6 +131,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   addSetTarget(pm, options);
   pm.addPass(createAttnDecomposeMha());
+  pm.addPass(createAttnRaiseMaskMods());
   AttnTileOptions tile;
   tile.blockQ = options.blockQ;
   tile.blockK = options.blockK;

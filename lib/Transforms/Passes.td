@@ -477,4 +477,36 @@ def AttnFoldScale : Pass<"attn-fold-scale"> {
   ];
 }
 
+def AttnRaiseMaskMods : Pass<"attn-raise-mask-mods"> {
+  let summary = "Rewrite mask_mod regions that are built-in mask kinds to the kind";
+  let description = [{
+    A `mask_mod` region of an `attn.sdpa` without a mask kind whose result is
+    a conjunction of bounds on `kv_idx - q_idx` (comparisons of affine index
+    expressions) is a built-in kind written as a region: `kv_idx <= q_idx` is
+    `causal`, `q_idx - kv_idx <= L` with it `causal_local` (`window_left =
+    L`), two-sided bounds `local`. The region is dropped and the kind set, so
+    that the tiled lowering bounds its key-tile loop by the kind's key span
+    instead of testing each tile. Applies where the region's row index and
+    the kinds' position agree: `#attn.align<top_left>`, or the default
+    bottom-right alignment with `Lq == Lk`. Part of `attn-cpu-pipeline`
+    (after `attn-decompose-mha`).
+
+    Before:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v : ... mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c = arith.cmpi sle, %j, %i : index
+      attn.yield %c : i1
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>} : ...
+    ```
+  }];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

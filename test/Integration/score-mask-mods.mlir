@@ -26,8 +26,9 @@ func.func @softcap_causal(%q: tensor<1x2x200x64xf32>, %k: tensor<1x2x200x64xf32>
   return %o : tensor<1x2x200x64xf32>
 }
 
-// Causal written as a region (q_idx = i, kv_idx = j; Lq = Lk): tiles are
-// classified from the indices, as the built-in kind's.
+// Causal written as a region (q_idx = i, kv_idx = j; Lq = Lk): the CPU
+// pipeline raises it to the causal kind (attn-raise-mask-mods); the
+// reference pipeline inlines the region.
 // CHECK-LABEL: attn-run: @causal_region
 // CHECK: CHECK PASSED
 func.func @causal_region(%q: tensor<1x2x333x64xf32>, %k: tensor<1x2x333x64xf32>, %v: tensor<1x2x333x64xf32>) -> tensor<1x2x333x64xf32> {
@@ -38,6 +39,23 @@ func.func @causal_region(%q: tensor<1x2x333x64xf32>, %k: tensor<1x2x333x64xf32>,
       attn.yield %c : i1
     }
   return %o : tensor<1x2x333x64xf32>
+}
+
+// Bottom-right causal of a 130-row chunk over 333 keys written as a region
+// with the explicit offset (not raised to the kind: q_idx is the row):
+// classified by the interval analysis.
+// CHECK-LABEL: attn-run: @causal_region_chunk
+// CHECK: CHECK PASSED
+func.func @causal_region_chunk(%q: tensor<1x2x130x64xf32>, %k: tensor<1x2x333x64xf32>, %v: tensor<1x2x333x64xf32>) -> tensor<1x2x130x64xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x130x64xf32>, tensor<1x2x333x64xf32>, tensor<1x2x333x64xf32>) -> tensor<1x2x130x64xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %offset = arith.constant 203 : index
+      %ia = arith.addi %i, %offset : index
+      %c = arith.cmpi sle, %j, %ia : index
+      attn.yield %c : i1
+    }
+  return %o : tensor<1x2x130x64xf32>
 }
 
 // Block-diagonal with a constant block of 37 (documents of one length).

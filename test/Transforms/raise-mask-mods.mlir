@@ -1,0 +1,96 @@
+// RUN: attn-opt %s --split-input-file --attn-raise-mask-mods | FileCheck %s
+
+// kv_idx <= q_idx with Lq == Lk is the causal kind; the region is dropped.
+// CHECK-LABEL: func @causal
+// CHECK: attn.sdpa {{.*}}{mask = #attn.mask<causal>}
+// CHECK-NOT: mask_mod
+// CHECK: return
+func.func @causal(%q: tensor<1x2x64x8xf32>) -> tensor<1x2x64x8xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>) -> tensor<1x2x64x8xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c = arith.cmpi sge, %i, %j : index
+      attn.yield %c : i1
+    }
+  return %o : tensor<1x2x64x8xf32>
+}
+
+// -----
+
+// A causal sliding window of 16 back: causal_local.
+// CHECK-LABEL: func @causal_window
+// CHECK: {mask = #attn.mask<causal_local>, window_left = 16 : i64}
+// CHECK-NOT: mask_mod
+func.func @causal_window(%q: tensor<1x2x64x8xf32>) -> tensor<1x2x64x8xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>) -> tensor<1x2x64x8xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %w = arith.constant 16 : index
+      %causal = arith.cmpi sle, %j, %i : index
+      %back = arith.subi %i, %j : index
+      %near = arith.cmpi sle, %back, %w : index
+      %ok = arith.andi %causal, %near : i1
+      attn.yield %ok : i1
+    }
+  return %o : tensor<1x2x64x8xf32>
+}
+
+// -----
+
+// Two-sided window (3 back, 5 ahead), top-left with Lq != Lk: local.
+// CHECK-LABEL: func @window_top_left
+// CHECK: {align = #attn.align<top_left>, mask = #attn.mask<local>, window_left = 3 : i64, window_right = 5 : i64}
+// CHECK-NOT: mask_mod
+func.func @window_top_left(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x40x8xf32>) -> tensor<1x1x16x8xf32> {
+  %o = attn.sdpa %q, %k, %k {align = #attn.align<top_left>} : (tensor<1x1x16x8xf32>, tensor<1x1x40x8xf32>, tensor<1x1x40x8xf32>) -> tensor<1x1x16x8xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c3 = arith.constant 3 : index
+      %c5 = arith.constant 5 : index
+      %lo = arith.subi %i, %c3 : index
+      %hi = arith.addi %i, %c5 : index
+      %a = arith.cmpi sge, %j, %lo : index
+      %z = arith.cmpi sle, %j, %hi : index
+      %ok = arith.andi %a, %z : i1
+      attn.yield %ok : i1
+    }
+  return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// Left as regions: bottom-right with Lq != Lk (q_idx is not the position),
+// a shifted diagonal (no kind), a document mask, and an op that has a kind.
+// CHECK-LABEL: func @not_raised
+// CHECK-COUNT-4: mask_mod
+func.func @not_raised(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x40x8xf32>, %doc: tensor<16xi32>) -> (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) {
+  %o1 = attn.sdpa %q, %k, %k : (tensor<1x1x16x8xf32>, tensor<1x1x40x8xf32>, tensor<1x1x40x8xf32>) -> tensor<1x1x16x8xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c = arith.cmpi sle, %j, %i : index
+      attn.yield %c : i1
+    }
+  %o2 = attn.sdpa %q, %q, %q : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c = arith.cmpi slt, %j, %i : index
+      attn.yield %c : i1
+    }
+  %o3 = attn.sdpa %q, %q, %q : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %di = tensor.extract %doc[%i] : tensor<16xi32>
+      %dj = tensor.extract %doc[%j] : tensor<16xi32>
+      %c = arith.cmpi eq, %di, %dj : i32
+      attn.yield %c : i1
+    }
+  %o4 = attn.sdpa %q, %q, %q {mask = #attn.mask<causal>} : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %w = arith.constant 4 : index
+      %back = arith.subi %i, %j : index
+      %c = arith.cmpi sle, %back, %w : index
+      attn.yield %c : i1
+    }
+  return %o1, %o2, %o3, %o4 : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+}
