@@ -92,10 +92,14 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
   ConvertVectorToLLVMPassOptions toLLVM;
   toLLVM.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
   pm.addPass(createConvertVectorToLLVMPass(toLLVM));
-  // Math functions LLVM has no intrinsic for (erf of GELU) become libm
-  // calls; the vectorized path has already approximated them in registers.
-  if (!vectorize)
+  // Math ops with an LLVM intrinsic (exp, log, absi, ...) become it; the
+  // rest (erf of GELU, tanh) libm calls, which math-to-libm would also make
+  // of the former, but it rejects math.absi. The vectorized path has
+  // already approximated exp, erf and tanh in registers.
+  if (!vectorize) {
+    pm.addPass(createConvertMathToLLVMPass());
     pm.addPass(createConvertMathToLibmPass());
+  }
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
@@ -131,7 +135,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   addSetTarget(pm, options);
   pm.addPass(createAttnDecomposeMha());
-  pm.addPass(createAttnRaiseMaskMods());
+  pm.addPass(createAttnRaiseMods());
   AttnTileOptions tile;
   tile.blockQ = options.blockQ;
   tile.blockK = options.blockK;

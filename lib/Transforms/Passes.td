@@ -477,10 +477,14 @@ def AttnFoldScale : Pass<"attn-fold-scale"> {
   ];
 }
 
-def AttnRaiseMaskMods : Pass<"attn-raise-mask-mods"> {
-  let summary = "Rewrite mask_mod regions that are built-in mask kinds to the kind";
+def AttnRaiseMods : Pass<"attn-raise-mods"> {
+  let summary = "Rewrite regions that are built-in mask kinds or ALiBi to the attribute / operand form";
   let description = [{
-    A `mask_mod` region of an `attn.sdpa` without a mask kind whose result is
+    A `score_mod` that is `s - slopes[h] * |kv_idx - q_idx|` (the distance
+    as `math.absi` or `max(d, 0 - d)`; or `q_idx - kv_idx` under a causal
+    kind, where the two are equal) over a captured slope tensor of the op's
+    element type is ALiBi: it becomes the `alibi(slopes)` operand. A
+    `mask_mod` region of an `attn.sdpa` without a mask kind whose result is
     a conjunction of bounds on `kv_idx - q_idx` (comparisons of affine index
     expressions) is a built-in kind written as a region: `kv_idx <= q_idx` is
     `causal`, `q_idx - kv_idx <= L` with it `causal_local` (`window_left =

@@ -27,7 +27,7 @@ func.func @softcap_causal(%q: tensor<1x2x200x64xf32>, %k: tensor<1x2x200x64xf32>
 }
 
 // Causal written as a region (q_idx = i, kv_idx = j; Lq = Lk): the CPU
-// pipeline raises it to the causal kind (attn-raise-mask-mods); the
+// pipeline raises it to the causal kind (attn-raise-mods); the
 // reference pipeline inlines the region.
 // CHECK-LABEL: attn-run: @causal_region
 // CHECK: CHECK PASSED
@@ -142,7 +142,9 @@ func.func @window_with_sinks(%q: tensor<1x2x300x64xf32>, %k: tensor<1x2x300x64xf
   return %o : tensor<1x2x300x64xf32>
 }
 
-// ALiBi written as a score_mod over a captured slope table.
+// ALiBi written as a score_mod over a captured slope table (one-sided
+// distance under the causal kind; the CPU pipeline raises it to the alibi
+// operand, the reference pipeline inlines it).
 // CHECK-LABEL: attn-run: @alibi_region
 // CHECK: CHECK PASSED
 func.func @alibi_region(%q: tensor<1x4x130x64xf32>, %k: tensor<1x4x130x64xf32>, %v: tensor<1x4x130x64xf32>, %slopes: tensor<4xf32>) -> tensor<1x4x130x64xf32> {
@@ -159,6 +161,26 @@ func.func @alibi_region(%q: tensor<1x4x130x64xf32>, %k: tensor<1x4x130x64xf32>, 
       attn.yield %r : f32
     }
   return %o : tensor<1x4x130x64xf32>
+}
+
+// Two-sided ALiBi with |kv_idx - q_idx| (math.absi on i64: Debian's MLIR 22
+// does not lower math.absi on index), no mask.
+// CHECK-LABEL: attn-run: @alibi_region_abs
+// CHECK: CHECK PASSED
+func.func @alibi_region_abs(%q: tensor<1x4x150x64xf32>, %k: tensor<1x4x150x64xf32>, %v: tensor<1x4x150x64xf32>, %slopes: tensor<4xf32>) -> tensor<1x4x150x64xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x4x150x64xf32>, tensor<1x4x150x64xf32>, tensor<1x4x150x64xf32>) -> tensor<1x4x150x64xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %slope = tensor.extract %slopes[%h] : tensor<4xf32>
+      %d = arith.subi %j, %i : index
+      %d64 = arith.index_cast %d : index to i64
+      %a64 = math.absi %d64 : i64
+      %af = arith.sitofp %a64 : i64 to f32
+      %pen = arith.mulf %slope, %af : f32
+      %r = arith.subf %s, %pen : f32
+      attn.yield %r : f32
+    }
+  return %o : tensor<1x4x150x64xf32>
 }
 
 // T5's log-bucketed relative position bias: a captured bucket table maps the

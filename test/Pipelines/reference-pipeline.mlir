@@ -21,8 +21,8 @@
 // offset, 4 sizes, 4 strides = 11 values) and the lse out-parameter a rank-3
 // one (9 values): 53 arguments and no result.
 // CHECK-SAME: (%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: i64, {{.*}}, %arg44: !llvm.ptr, {{.*}}, %arg52: i64)
-// CHECK-DAG: llvm.call @expf
-// CHECK-DAG: llvm.call @logf
+// CHECK-DAG: llvm.intr.exp
+// CHECK-DAG: llvm.intr.log
 // CHECK-DAG: llvm.fdiv
 // CHECK: llvm.return
 // CHECK-NOT: attn.

@@ -32,7 +32,7 @@
 static constexpr const char *kAttnPipelines[] = {"attn-cpu-pipeline",
                                                  "attn-reference-pipeline"};
 static constexpr const char *kAttnPasses[] = {
-    "attn-set-target",      "attn-decompose-mha",   "attn-raise-mask-mods",
+    "attn-set-target",      "attn-decompose-mha",   "attn-raise-mods",
     "attn-simplify-masks",
     "attn-fold-scale",      "attn-lower-to-linalg", "attn-tile",
     "attn-lower-gat",       "attn-lower-gat-unfused", "attn-vectorize",

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attn-raise-mask-mods | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-raise-mods | FileCheck %s
 
 // kv_idx <= q_idx with Lq == Lk is the causal kind; the region is dropped.
 // CHECK-LABEL: func @causal
@@ -93,4 +93,88 @@ func.func @not_raised(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x40x8xf32>, %doc: 
       attn.yield %c : i1
     }
   return %o1, %o2, %o3, %o4 : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// ALiBi as a score_mod: |kv_idx - q_idx| by math.absi, by max(d, 0 - d),
+// and q_idx - kv_idx under a causal kind become the alibi operand.
+// CHECK-LABEL: func @alibi
+// CHECK-SAME: (%{{.+}}: tensor<1x4x32x8xf32>, %[[S:.+]]: tensor<4xf32>)
+// CHECK: attn.sdpa %{{.+}}, %{{.+}}, %{{.+}} alibi(%[[S]]) :
+// CHECK: attn.sdpa %{{.+}}, %{{.+}}, %{{.+}} alibi(%[[S]]) :
+// CHECK: attn.sdpa %{{.+}}, %{{.+}}, %{{.+}} alibi(%[[S]]) {mask = #attn.mask<causal>}
+// CHECK-NOT: score_mod
+// CHECK: return
+func.func @alibi(%q: tensor<1x4x32x8xf32>, %slopes: tensor<4xf32>) -> (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) {
+  %o1 = attn.sdpa %q, %q, %q : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %m = tensor.extract %slopes[%h] : tensor<4xf32>
+      %d = arith.subi %j, %i : index
+      %a = math.absi %d : index
+      %a64 = arith.index_cast %a : index to i64
+      %af = arith.sitofp %a64 : i64 to f32
+      %p = arith.mulf %m, %af : f32
+      %r = arith.subf %s, %p : f32
+      attn.yield %r : f32
+    }
+  %o2 = attn.sdpa %q, %q, %q : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %m = tensor.extract %slopes[%h] : tensor<4xf32>
+      %c0 = arith.constant 0 : index
+      %d = arith.subi %i, %j : index
+      %n = arith.subi %c0, %d : index
+      %a = arith.maxsi %d, %n : index
+      %a64 = arith.index_cast %a : index to i64
+      %af = arith.sitofp %a64 : i64 to f32
+      %p = arith.mulf %af, %m : f32
+      %r = arith.subf %s, %p : f32
+      attn.yield %r : f32
+    }
+  %o3 = attn.sdpa %q, %q, %q {mask = #attn.mask<causal>} : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %m = tensor.extract %slopes[%h] : tensor<4xf32>
+      %d = arith.subi %i, %j : index
+      %d64 = arith.index_cast %d : index to i64
+      %df = arith.sitofp %d64 : i64 to f32
+      %p = arith.mulf %m, %df : f32
+      %r = arith.subf %s, %p : f32
+      attn.yield %r : f32
+    }
+  return %o1, %o2, %o3 : tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>
+}
+
+// -----
+
+// Left as regions: the one-sided distance without a causal kind (it is not
+// |kv_idx - q_idx| above the diagonal), and a slope read at the wrong index.
+// CHECK-LABEL: func @not_alibi
+// CHECK-COUNT-2: score_mod
+func.func @not_alibi(%q: tensor<1x4x32x8xf32>, %slopes: tensor<32xf32>) -> (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) {
+  %o1 = attn.sdpa %q, %q, %q : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %m = tensor.extract %slopes[%h] : tensor<32xf32>
+      %d = arith.subi %i, %j : index
+      %d64 = arith.index_cast %d : index to i64
+      %df = arith.sitofp %d64 : i64 to f32
+      %p = arith.mulf %m, %df : f32
+      %r = arith.subf %s, %p : f32
+      attn.yield %r : f32
+    }
+  %o2 = attn.sdpa %q, %q, %q {mask = #attn.mask<causal>} : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %m = tensor.extract %slopes[%i] : tensor<32xf32>
+      %d = arith.subi %i, %j : index
+      %d64 = arith.index_cast %d : index to i64
+      %df = arith.sitofp %d64 : i64 to f32
+      %p = arith.mulf %m, %df : f32
+      %r = arith.subf %s, %p : f32
+      attn.yield %r : f32
+    }
+  return %o1, %o2 : tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>
 }

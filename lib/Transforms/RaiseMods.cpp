@@ -1,4 +1,4 @@
-//===- RaiseMaskMods.cpp - mask_mod regions that are built-in kinds -------===//
+//===- RaiseMods.cpp - mask_mod regions that are built-in kinds -------===//
 //
 // A mask_mod that is a conjunction of bounds on kv_idx - q_idx (causal,
 // sliding windows) is one of the built-in mask kinds written as a region:
@@ -12,11 +12,13 @@
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
-#define GEN_PASS_DEF_ATTNRAISEMASKMODS
+#define GEN_PASS_DEF_ATTNRAISEMODS
 #include "lib/Transforms/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -128,6 +130,66 @@ bool collectBounds(Value cond, Block &body, Bounds &bounds) {
   }
 }
 
+/// Whether the regions' row index q_idx is the kinds' position ia.
+bool rowIsPosition(SdpaOp op) {
+  int64_t lq = op.getQuery().getType().getDimSize(2);
+  int64_t lk = op.getKey().getType().getDimSize(2);
+  return op.getAlign() == Align::top_left ||
+         (op.getAlign() == Align::bottom_right && !ShapedType::isDynamic(lq) &&
+          lq == lk);
+}
+
+/// `v` is `arg` of `body` (one of its block arguments).
+bool isArg(Value v, Block &body, unsigned arg) {
+  auto a = dyn_cast<BlockArgument>(v);
+  return a && a.getOwner() == &body && a.getArgNumber() == arg;
+}
+
+/// A score_mod's block arguments: (score, b, h, q_idx, kv_idx).
+enum ScoreModArg : unsigned { kScore = 0, kHead = 2, kRow = 3, kKey = 4 };
+
+/// `v` = kv_idx - q_idx (sign +1) or q_idx - kv_idx (sign -1) of a
+/// score_mod; 0 otherwise.
+int distanceSign(Value v, Block &body) {
+  if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+    v = cast.getIn();
+  auto sub = v.getDefiningOp<arith::SubIOp>();
+  if (!sub)
+    return 0;
+  if (isArg(sub.getLhs(), body, kKey) && isArg(sub.getRhs(), body, kRow))
+    return 1;
+  if (isArg(sub.getLhs(), body, kRow) && isArg(sub.getRhs(), body, kKey))
+    return -1;
+  return 0;
+}
+
+/// `v` = |kv_idx - q_idx| (math.absi, or max(d, 0 - d); index casts on
+/// either side): true; or the one-sided q_idx - kv_idx, which equals it
+/// wherever the key is at or before the query (`oneSided`).
+bool isDistance(Value v, Block &body, bool &oneSided) {
+  if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+    v = cast.getIn();
+  if (auto abs = v.getDefiningOp<math::AbsIOp>())
+    return distanceSign(abs.getOperand(), body) != 0;
+  if (auto max = v.getDefiningOp<arith::MaxSIOp>()) {
+    for (auto [x, y] : {std::pair{max.getLhs(), max.getRhs()},
+                        std::pair{max.getRhs(), max.getLhs()}}) {
+      auto neg = y.getDefiningOp<arith::SubIOp>();
+      std::optional<Affine> zero =
+          neg ? affineOf(neg.getLhs(), body) : std::nullopt;
+      if (distanceSign(x, body) != 0 && zero && zero->a == 0 &&
+          zero->b == 0 && zero->c == 0 && neg.getRhs() == x)
+        return true;
+    }
+    return false;
+  }
+  if (distanceSign(v, body) == -1) {
+    oneSided = true;
+    return true;
+  }
+  return false;
+}
+
 /// sdpa {mask = dense} mask_mod {bounds on kv_idx - q_idx} -> the kind.
 struct MaskModAsKind : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -140,15 +202,10 @@ struct MaskModAsKind : OpRewritePattern<SdpaOp> {
     if (op.getMask() != MaskKind::dense)
       return rewriter.notifyMatchFailure(
           op, "the op has a mask kind already (left composed)");
-    int64_t lq = op.getQuery().getType().getDimSize(2);
     int64_t lk = op.getKey().getType().getDimSize(2);
     // The region sees the row i; the kinds the position ia. They agree
     // top-left, and bottom-right when Lq == Lk.
-    bool samePositions =
-        op.getAlign() == Align::top_left ||
-        (op.getAlign() == Align::bottom_right && !ShapedType::isDynamic(lq) &&
-         lq == lk);
-    if (!samePositions)
+    if (!rowIsPosition(op))
       return rewriter.notifyMatchFailure(op, "q_idx is not the position ia");
     Block &body = region.front();
     Bounds bounds;
@@ -189,11 +246,64 @@ struct MaskModAsKind : OpRewritePattern<SdpaOp> {
   }
 };
 
-struct AttnRaiseMaskMods
-    : attn::impl::AttnRaiseMaskModsBase<AttnRaiseMaskMods> {
+/// sdpa score_mod {s - slopes[h] * |kv_idx - q_idx|} -> alibi(slopes).
+struct ScoreModAsAlibi : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Region &region = op.getScoreMod();
+    if (region.empty())
+      return rewriter.notifyMatchFailure(op, "no score_mod");
+    if (op.getAlibiSlopes())
+      return rewriter.notifyMatchFailure(op, "the op has ALiBi slopes already");
+    if (!rowIsPosition(op))
+      return rewriter.notifyMatchFailure(op, "q_idx is not the position ia");
+    Block &body = region.front();
+    auto sub = cast<YieldOp>(body.getTerminator())
+                   .getValue()
+                   .getDefiningOp<arith::SubFOp>();
+    if (!sub || !isArg(sub.getLhs(), body, kScore))
+      return rewriter.notifyMatchFailure(op, "not score - penalty");
+    auto mul = sub.getRhs().getDefiningOp<arith::MulFOp>();
+    if (!mul)
+      return rewriter.notifyMatchFailure(op, "the penalty is not a product");
+    for (auto [slopeValue, distValue] : {std::pair{mul.getLhs(), mul.getRhs()},
+                                         std::pair{mul.getRhs(), mul.getLhs()}}) {
+      auto slope = slopeValue.getDefiningOp<tensor::ExtractOp>();
+      auto toFloat = distValue.getDefiningOp<arith::SIToFPOp>();
+      if (!slope || !toFloat || slope.getIndices().size() != 1 ||
+          !isArg(slope.getIndices()[0], body, kHead))
+        continue;
+      Value slopes = slope.getTensor();
+      auto slopesType = cast<RankedTensorType>(slopes.getType());
+      Type elem = op.getQuery().getType().getElementType();
+      if (region.isAncestor(slopes.getParentRegion()) ||
+          slopesType.getElementType() != elem)
+        continue;
+      bool oneSided = false;
+      if (!isDistance(toFloat.getIn(), body, oneSided))
+        continue;
+      // q_idx - kv_idx is |kv_idx - q_idx| only where keys are causal.
+      MaskKind kind = op.getMask();
+      if (oneSided && kind != MaskKind::causal &&
+          kind != MaskKind::causal_local)
+        continue;
+      rewriter.modifyOpInPlace(op, [&] {
+        op.getAlibiSlopesMutable().assign(slopes);
+      });
+      rewriter.eraseBlock(&body);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "not slopes[h] * distance");
+  }
+};
+
+struct AttnRaiseMods
+    : attn::impl::AttnRaiseModsBase<AttnRaiseMods> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<MaskModAsKind>(&getContext());
+    patterns.add<MaskModAsKind, ScoreModAsAlibi>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
