@@ -1,6 +1,7 @@
 //===- SpecReader.cpp - checked access to a JSON model description --------===//
 
 #include "lib/Models/SpecReader.h"
+#include "lib/Runtime/Json.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -100,7 +101,7 @@ SpecSource::load(StringRef path) {
   auto source = std::make_unique<SpecSource>();
   source->path = path.str();
   source->text = (*bufOr)->getBuffer().str();
-  llvm::Expected<llvm::json::Value> root = llvm::json::parse(source->text);
+  llvm::Expected<llvm::json::Value> root = parseJson(source->text);
   if (!root) {
     // llvm::json reports "[line:col, byte=N]: message".
     std::string message = llvm::toString(root.takeError());

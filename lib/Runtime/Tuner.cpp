@@ -1,6 +1,7 @@
 //===- Tuner.cpp - per-host tile choice for the CPU pipeline --------------===//
 
 #include "lib/Runtime/Tuner.h"
+#include "lib/Runtime/Json.h"
 
 #include "dialect/AttnDialect.h"
 #include "lib/Runtime/Jit.h"
@@ -82,7 +83,7 @@ llvm::Expected<TuningCache> TuningCache::load(llvm::StringRef path) {
                              path.str().c_str(), what.str().c_str());
   };
   llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
+      parseJson((*buffer)->getBuffer());
   if (!json)
     return bad(llvm::toString(json.takeError()));
   const llvm::json::Object *root = json->getAsObject();

@@ -1,6 +1,9 @@
 //===- Weights.cpp - safetensors weights and IDX datasets -----------------===//
 
 #include "lib/Runtime/Weights.h"
+#include "lib/Runtime/Json.h"
+
+#include "llvm/ADT/ScopeExit.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/JSON.h"
@@ -90,7 +93,7 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
                              bytes.size());
   StringRef headerText = bytes.substr(8, headerLen);
   StringRef data = bytes.substr(8 + headerLen);
-  Expected<llvm::json::Value> header = llvm::json::parse(headerText);
+  Expected<llvm::json::Value> header = parseJson(headerText);
   if (!header)
     return createStringError("%s: bad JSON header: %s", p.c_str(),
                              llvm::toString(header.takeError()).c_str());
@@ -138,12 +141,19 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
         static_cast<uint64_t>(*end) > data.size())
       return bad("data_offsets outside the " + llvm::Twine(data.size()) +
                  "-byte data section");
-    HostTensor tensor(dtype->target, dims);
-    if (static_cast<uint64_t>(*end - *begin) !=
-        tensor.numElements() * dtype->bytes)
+    // The bytes the shape claims, checked against the span (and so against
+    // the file) before anything is allocated; a product past 2^64 is
+    // certainly more than the file holds.
+    uint64_t need = dtype->bytes;
+    bool overflow = false;
+    for (int64_t d : dims)
+      overflow |= __builtin_mul_overflow(need, uint64_t(d), &need);
+    if (overflow || static_cast<uint64_t>(*end - *begin) != need)
       return bad("data_offsets span " + llvm::Twine(*end - *begin) +
                  " bytes, but the shape and dtype need " +
-                 llvm::Twine(tensor.numElements() * dtype->bytes));
+                 (overflow ? llvm::Twine("more than 2^64")
+                           : llvm::Twine(need)));
+    HostTensor tensor(dtype->target, dims);
     for (auto [b, e] : ranges)
       if (static_cast<uint64_t>(*begin) < e && b < static_cast<uint64_t>(*end))
         return bad("data overlaps another tensor's");
@@ -159,19 +169,35 @@ bool mlir::attn::isIdxPath(StringRef path) {
   return path.ends_with("-ubyte") || path.ends_with("-ubyte.gz");
 }
 
+/// The most values an IDX file may declare: 2^32 bytes (MNIST's training
+/// images are 47 million).
+static constexpr uint64_t kMaxIdxValues = uint64_t(1) << 32;
+
 Expected<HostTensor> mlir::attn::readIdx(StringRef path) {
   std::string p = path.str();
   gzFile file = gzopen(p.c_str(), "rb"); // reads plain files as they are
   if (!file)
     return createStringError("%s: cannot open", p.c_str());
+  auto closeFile = llvm::make_scope_exit([&] { gzclose(file); });
+  // Exactly `n` more bytes into `out`, or fewer at the end of the data.
+  auto readUpTo = [&](std::string &out, size_t n) -> bool {
+    char chunk[1 << 16];
+    while (n > 0) {
+      int got = gzread(file, chunk, static_cast<unsigned>(
+                                        std::min<size_t>(n, sizeof(chunk))));
+      if (got < 0)
+        return false;
+      if (got == 0)
+        break;
+      out.append(chunk, got);
+      n -= got;
+    }
+    return true;
+  };
+  // The header first: its sizes decide how much is read, never the
+  // decompressed size of whatever the file holds (a gzip bomb).
   std::string bytes;
-  char chunk[1 << 16];
-  int n;
-  while ((n = gzread(file, chunk, sizeof(chunk))) > 0)
-    bytes.append(chunk, n);
-  bool readError = n < 0;
-  gzclose(file);
-  if (readError)
+  if (!readUpTo(bytes, 4))
     return createStringError("%s: corrupt gzip data", p.c_str());
   if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0)
     return createStringError("%s: not an IDX file (bad magic)", p.c_str());
@@ -180,19 +206,32 @@ Expected<HostTensor> mlir::attn::readIdx(StringRef path) {
                              "(unsigned byte)",
                              p.c_str(), static_cast<uint8_t>(bytes[2]));
   unsigned rank = static_cast<uint8_t>(bytes[3]);
-  if (rank == 0 || bytes.size() < 4 + 4 * rank)
+  if (rank == 0 || !readUpTo(bytes, 4 * rank) || bytes.size() < 4 + 4 * rank)
     return createStringError("%s: truncated IDX header", p.c_str());
   llvm::SmallVector<int64_t, 4> dims;
-  size_t count = 1;
+  uint64_t count = 1;
+  bool overflow = false;
   for (unsigned i = 0; i < rank; ++i) {
     dims.push_back(llvm::support::endian::read32be(bytes.data() + 4 + 4 * i));
-    count *= dims.back();
+    overflow |= __builtin_mul_overflow(count, uint64_t(dims.back()), &count);
   }
+  if (overflow || count > kMaxIdxValues)
+    return createStringError(
+        "%s: IDX header declares %s values, more than the %llu an IDX input "
+        "may hold",
+        p.c_str(), overflow ? "over 2^64" : std::to_string(count).c_str(),
+        static_cast<unsigned long long>(kMaxIdxValues));
   size_t offset = 4 + 4 * rank;
+  // One byte past the declared values tells a file that holds more.
+  if (!readUpTo(bytes, count + 1))
+    return createStringError("%s: corrupt gzip data", p.c_str());
   if (bytes.size() - offset != count)
-    return createStringError("%s: IDX header declares %zu values, the file "
-                             "holds %zu",
-                             p.c_str(), count, bytes.size() - offset);
+    return createStringError("%s: IDX header declares %llu values, the file "
+                             "holds %s",
+                             p.c_str(), static_cast<unsigned long long>(count),
+                             bytes.size() - offset > count
+                                 ? "more"
+                                 : std::to_string(bytes.size() - offset).c_str());
   HostTensor t(DType::i32, dims);
   for (size_t i = 0; i < count; ++i)
     t.as<int32_t>()[i] = static_cast<uint8_t>(bytes[offset + i]);

@@ -13,6 +13,7 @@
 
 #include "lib/Models/Model.h"
 #include "lib/Runtime/Jit.h"
+#include "lib/Runtime/Json.h"
 #include "lib/Runtime/Tensor.h"
 #include "lib/Runtime/Tuner.h"
 #include "lib/Runtime/Weights.h"
@@ -348,7 +349,8 @@ static llvm::Expected<double> readReferenceAccuracy() {
   if (!buf)
     return llvm::createStringError("%s: cannot open: %s", reference.c_str(),
                                    buf.getError().message().c_str());
-  llvm::Expected<llvm::json::Value> v = llvm::json::parse((*buf)->getBuffer());
+  llvm::Expected<llvm::json::Value> v =
+      parseJson((*buf)->getBuffer());
   if (!v)
     return llvm::createStringError("%s: invalid JSON: %s", reference.c_str(),
                                    llvm::toString(v.takeError()).c_str());
