@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -158,7 +159,14 @@ struct IRMath {
   Location loc;
   using Index = Value;
   using Bool = Value;
-  Index c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  /// Constants (the window sizes) clamped into +-2^62: index sums then stay
+  /// exact for every position below 2^62 where a window near 2^63 would
+  /// wrap (IntMath saturates instead).
+  Index c(int64_t v) {
+    constexpr int64_t kBound = int64_t(1) << 62;
+    return arith::ConstantIndexOp::create(b, loc,
+                                          std::clamp(v, -kBound, kBound));
+  }
   Index add(Index x, Index y) { return arith::AddIOp::create(b, loc, x, y); }
   Index sub(Index x, Index y) { return arith::SubIOp::create(b, loc, x, y); }
   Bool cmp(arith::CmpIPredicate p, Index x, Index y) {

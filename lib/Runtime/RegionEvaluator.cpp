@@ -17,7 +17,7 @@ using namespace mlir::attn;
 namespace {
 enum class Code {
   ConstF, ConstI, Copy,
-  AddF, SubF, MulF, DivF, RemF, NegF, MaxF, MinF, CmpF,
+  AddF, SubF, MulF, DivF, RemF, NegF, MaxF, MinF, MaxNumF, MinNumF, CmpF,
   AddI, SubI, MulI, DivSI, RemSI, FloorDivSI, CeilDivSI, MaxSI, MinSI,
   AndI, OrI, XorI, ShlI, ShrSI, CmpI, AbsI,
   Select, IToF, FToI, Exp, Exp2, Log, Log2, Tanh, AbsF, Sqrt, Rsqrt, Pow,
@@ -33,6 +33,8 @@ struct RegionEvaluator::Instr {
   int predicate = 0;
   unsigned bits = 64; // result width of integer ops
   bool roundToF32 = false; // an f32 result: rounded as the compiled code does
+  const llvm::fltSemantics *roundTo = nullptr; // f16 / bf16 results
+  unsigned srcBits = 64; // width of operand 0 (casts and comparisons)
   const HostTensor *tensor = nullptr;
   std::vector<unsigned> indices;
   std::string what; // the op, for errors
@@ -94,18 +96,43 @@ llvm::Expected<std::unique_ptr<RegionEvaluator>> RegionEvaluator::create(
       ev->result = slots.lookup(v);
       break;
     }
-    // Operands must be region values, except tensor.extract's tensor.
-    for (Value operand : op.getOperands())
-      if (!slots.count(operand) &&
-          !(isa<tensor::ExtractOp>(op) && isa<RankedTensorType>(operand.getType())))
-        return fail(&op, "an operand is defined above the region and is not a "
-                         "captured tensor");
+    // Operands must be region values, constants (a greedy rewrite hoists
+    // them out of the region), or tensor.extract's captured tensor.
+    for (Value operand : op.getOperands()) {
+      if (slots.count(operand) ||
+          (isa<tensor::ExtractOp>(op) &&
+           isa<RankedTensorType>(operand.getType())))
+        continue;
+      auto constant = operand.getDefiningOp<arith::ConstantOp>();
+      if (!constant || isa<ShapedType>(constant.getType()))
+        return fail(&op, "an operand is defined above the region and is not "
+                         "a constant or a captured tensor");
+      Instr c;
+      c.what = "arith.constant";
+      c.bits = widthOf(constant.getType());
+      c.roundToF32 = constant.getType().isF32();
+      if (auto f = dyn_cast<FloatAttr>(constant.getValue())) {
+        c.code = Code::ConstF;
+        c.fc = f.getValueAsDouble();
+      } else {
+        c.code = Code::ConstI;
+        c.ic = wrap(cast<IntegerAttr>(constant.getValue()).getValue().getSExtValue(),
+                    c.bits);
+      }
+      c.dst = slotFor(operand);
+      ev->program.push_back(std::move(c));
+    }
     if (op.getNumResults() != 1)
       return fail(&op, "expected one result");
     Instr in;
     in.what = op.getName().getStringRef().str();
     in.bits = widthOf(op.getResult(0).getType());
-    in.roundToF32 = op.getResult(0).getType().isF32();
+    Type resultType = op.getResult(0).getType();
+    in.roundToF32 = resultType.isF32();
+    if (resultType.isF16() || resultType.isBF16())
+      in.roundTo = &cast<FloatType>(resultType).getFloatSemantics();
+    if (op.getNumOperands() > 0)
+      in.srcBits = widthOf(op.getOperand(0).getType());
     auto arg = [&](unsigned k) { return slots.lookup(op.getOperand(k)); };
     unsigned numOperands = op.getNumOperands();
     if (numOperands > 0 && !isa<tensor::ExtractOp>(op))
@@ -133,10 +160,10 @@ llvm::Expected<std::unique_ptr<RegionEvaluator>> RegionEvaluator::create(
         .Case([&](arith::DivFOp) { in.code = Code::DivF; })
         .Case([&](arith::RemFOp) { in.code = Code::RemF; })
         .Case([&](arith::NegFOp) { in.code = Code::NegF; })
-        .Case<arith::MaximumFOp, arith::MaxNumFOp>(
-            [&](auto) { in.code = Code::MaxF; })
-        .Case<arith::MinimumFOp, arith::MinNumFOp>(
-            [&](auto) { in.code = Code::MinF; })
+        .Case([&](arith::MaximumFOp) { in.code = Code::MaxF; })
+        .Case([&](arith::MinimumFOp) { in.code = Code::MinF; })
+        .Case([&](arith::MaxNumFOp) { in.code = Code::MaxNumF; })
+        .Case([&](arith::MinNumFOp) { in.code = Code::MinNumF; })
         .Case([&](arith::CmpFOp c) {
           in.code = Code::CmpF;
           in.predicate = static_cast<int>(c.getPredicate());
@@ -281,8 +308,9 @@ double RegionEvaluator::run(llvm::ArrayRef<double> args) {
     case Code::ConstF: fd = in.fc; break;
     case Code::ConstI: id = in.ic; break;
     case Code::Copy:
+      // index_cast and extsi sign-extend: an i1 true becomes -1.
       if (isFloat[in.dst]) fd = isFloat[in.a] ? fa : double(ia);
-      else setI(ia);
+      else setI(in.srcBits == 1 && ia ? -1 : ia);
       break;
     case Code::AddF: fd = fa + fb; break;
     case Code::SubF: fd = fa - fb; break;
@@ -290,8 +318,15 @@ double RegionEvaluator::run(llvm::ArrayRef<double> args) {
     case Code::DivF: fd = fa / fb; break;
     case Code::RemF: fd = std::fmod(fa, fb); break;
     case Code::NegF: fd = -fa; break;
-    case Code::MaxF: fd = std::fmax(fa, fb); break;
-    case Code::MinF: fd = std::fmin(fa, fb); break;
+    // maximumf / minimumf propagate NaN; maxnumf / minnumf drop it.
+    case Code::MaxF:
+      fd = std::isnan(fa) || std::isnan(fb) ? NAN : std::fmax(fa, fb);
+      break;
+    case Code::MinF:
+      fd = std::isnan(fa) || std::isnan(fb) ? NAN : std::fmin(fa, fb);
+      break;
+    case Code::MaxNumF: fd = std::fmax(fa, fb); break;
+    case Code::MinNumF: fd = std::fmin(fa, fb); break;
     case Code::CmpF: id = compareF(in.predicate, fa, fb); break;
     case Code::AddI: setI(int64_t(uint64_t(ia) + uint64_t(ib))); break;
     case Code::SubI: setI(int64_t(uint64_t(ia) - uint64_t(ib))); break;
@@ -308,6 +343,12 @@ double RegionEvaluator::run(llvm::ArrayRef<double> args) {
     case Code::ShlI: setI(ib >= 0 && ib < 64 ? int64_t(uint64_t(ia) << ib) : 0); break;
     case Code::ShrSI: setI(ia >> std::clamp<int64_t>(ib, 0, 63)); break;
     case Code::CmpI:
+      // Signed comparisons read an i1 true as -1.
+      if (in.ic == 1 && in.predicate != int(arith::CmpIPredicate::eq) &&
+          in.predicate != int(arith::CmpIPredicate::ne)) {
+        ia = ia ? -1 : 0;
+        ib = ib ? -1 : 0;
+      }
       id = compareI(in.predicate, ia, ib, static_cast<unsigned>(in.ic));
       break;
     case Code::AbsI: setI(ia < 0 ? -ia : ia); break;
@@ -315,7 +356,7 @@ double RegionEvaluator::run(llvm::ArrayRef<double> args) {
       if (isFloat[in.dst]) fd = ia ? f[in.b] : f[in.c];
       else setI(ia ? i[in.b] : i[in.c]);
       break;
-    case Code::IToF: fd = double(ia); break;
+    case Code::IToF: fd = double(in.srcBits == 1 && ia ? -1 : ia); break;
     case Code::FToI: setI(int64_t(fa)); break;
     case Code::Exp: fd = std::exp(fa); break;
     case Code::Exp2: fd = std::exp2(fa); break;
@@ -357,6 +398,14 @@ double RegionEvaluator::run(llvm::ArrayRef<double> args) {
     }
     if (in.roundToF32)
       fd = static_cast<float>(fd);
+    else if (in.roundTo) {
+      llvm::APFloat v(fd);
+      bool lost;
+      v.convert(*in.roundTo, llvm::APFloat::rmNearestTiesToEven, &lost);
+      v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
+      fd = v.convertToDouble();
+    }
   }
   return isFloat[result] ? f[result] : double(i[result]);
 }

@@ -148,6 +148,8 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
     bool overflow = false;
     for (int64_t d : dims)
       overflow |= __builtin_mul_overflow(need, uint64_t(d), &need);
+    if (llvm::is_contained(dims, 0)) // no element, whatever the others claim
+      need = 0, overflow = false;
     if (overflow || static_cast<uint64_t>(*end - *begin) != need)
       return bad("data_offsets span " + llvm::Twine(*end - *begin) +
                  " bytes, but the shape and dtype need " +
@@ -169,9 +171,9 @@ bool mlir::attn::isIdxPath(StringRef path) {
   return path.ends_with("-ubyte") || path.ends_with("-ubyte.gz");
 }
 
-/// The most values an IDX file may declare: 2^32 bytes (MNIST's training
-/// images are 47 million).
-static constexpr uint64_t kMaxIdxValues = uint64_t(1) << 32;
+/// The most values an IDX file may declare: 2^30 (1 GiB of bytes, read as
+/// 4 GiB of i32; MNIST's training images are 47 million).
+static constexpr uint64_t kMaxIdxValues = uint64_t(1) << 30;
 
 Expected<HostTensor> mlir::attn::readIdx(StringRef path) {
   std::string p = path.str();

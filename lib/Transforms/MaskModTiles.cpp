@@ -74,8 +74,32 @@ struct Interpreter {
     return attr.getValue().getSExtValue();
   }
 
-  Interval interval(Value v) { return ints.lookup(v); }
-  Truth truth(Value v) { return bools.lookup(v); }
+  /// A value's interval / truth; constants defined above the region (a
+  /// greedy rewrite hoists them out of it) are read where they are.
+  Interval interval(Value v) {
+    auto it = ints.find(v);
+    if (it != ints.end())
+      return it->second;
+    if (!v.getType().isInteger(1))
+      if (std::optional<int64_t> c = constantOf(v)) {
+        Value c0 = index(*c);
+        return ints[v] = {c0, c0, true};
+      }
+    return {};
+  }
+  Truth truth(Value v) {
+    auto it = bools.find(v);
+    if (it != bools.end())
+      return it->second;
+    if (auto c = v.getDefiningOp<arith::ConstantOp>())
+      if (c.getType().isInteger(1)) {
+        Value t = arith::ConstantIntOp::create(b, loc, 1, 1);
+        return bools[v] = cast<IntegerAttr>(c.getValue()).getInt() != 0
+                              ? Truth{t, {}}
+                              : Truth{{}, t};
+      }
+    return {};
+  }
 
   Truth compare(arith::CmpIPredicate p, Interval x, Interval y) {
     using P = arith::CmpIPredicate;
@@ -110,11 +134,19 @@ struct Interpreter {
     }
   }
 
+  static unsigned bitsOf(Type t) {
+    return t.isIndex() ? 64 : t.getIntOrFloatBitWidth();
+  }
+
   void visit(Operation &op, const std::function<Interval(tensor::ExtractOp)>
                                 &readTable) {
     using namespace arith;
     Value result = op.getNumResults() == 1 ? op.getResult(0) : Value();
     if (!result)
+      return;
+    // Sums, differences and products of narrow integers wrap where the
+    // intervals (computed on index) would not: unknown.
+    if (isa<AddIOp, SubIOp, MulIOp>(op) && bitsOf(result.getType()) < 64)
       return;
     auto in = [&](unsigned k) { return interval(op.getOperand(k)); };
     llvm::TypeSwitch<Operation *>(&op)
@@ -128,7 +160,11 @@ struct Interpreter {
             ints[result] = {c0, c0, true};
           }
         })
-        .Case<IndexCastOp, ExtSIOp>([&](auto) { ints[result] = in(0); })
+        .Case<IndexCastOp, ExtSIOp>([&](auto) {
+          // Widening keeps the values; a truncating cast wraps them.
+          if (bitsOf(result.getType()) >= bitsOf(op.getOperand(0).getType()))
+            ints[result] = in(0);
+        })
         .Case([&](AddIOp) {
           Interval x = in(0), y = in(1);
           if (x.known() && y.known())
@@ -370,6 +406,9 @@ std::pair<Value, Value> MaskModTiles::classify(OpBuilder &b, Location loc,
       at.push_back(iv.lo);
     }
     if (!ranged) {
+      // Only a tensor defined above the region can be read at the tile.
+      if (op.getMaskMod().isAncestor(x.getTensor().getParentRegion()))
+        return {};
       Value v = in.toIndex(tensor::ExtractOp::create(b, loc, x.getTensor(), at));
       return {v, v, true};
     }

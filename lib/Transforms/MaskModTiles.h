@@ -38,10 +38,6 @@ public:
   std::pair<Value, Value> classify(OpBuilder &b, Location loc, Value bIdx,
                                    Value hIdx, Value q0, Value k0) const;
 
-  /// Whether some tile can be proven full or empty (false: the region is
-  /// opaque to the analysis, every tile is partial).
-  bool isInformative() const { return informative; }
-
 private:
   struct Table {
     Value tensor;  // the captured tensor
@@ -55,7 +51,6 @@ private:
   mutable SdpaOp op;
   int64_t bq, bk, lq, lk;
   SmallVector<Table> tables;
-  bool informative = false;
 };
 
 } // namespace mlir::attn

@@ -278,8 +278,10 @@ struct ScoreModAsAlibi : OpRewritePattern<SdpaOp> {
       Value slopes = slope.getTensor();
       auto slopesType = cast<RankedTensorType>(slopes.getType());
       Type elem = op.getQuery().getType().getElementType();
+      int64_t heads = op.getQuery().getType().getDimSize(1);
       if (region.isAncestor(slopes.getParentRegion()) ||
-          slopesType.getElementType() != elem)
+          slopesType.getElementType() != elem ||
+          slopesType.getShape() != ArrayRef<int64_t>{heads})
         continue;
       bool oneSided = false;
       if (!isDistance(toFloat.getIn(), body, oneSided))

@@ -78,3 +78,13 @@ func.func @mha_dilated(%x: tensor<2x150x64xf32>, %w: tensor<192x64xf32>, %b: ten
       : (tensor<2x150x64xf32>, tensor<2x150x64xf32>, tensor<2x150x64xf32>, tensor<192x64xf32>, tensor<192xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<2x150x64xf32>
   return %y : tensor<2x150x64xf32>
 }
+
+// A window near 2^63 reaches every key (no wrap-around in the key span or
+// the predicate), with Lq > Lk so positions are negative.
+// CHECK-LABEL: attn-run: @huge_windows
+// CHECK: CHECK PASSED
+func.func @huge_windows(%q: tensor<1x1x150x64xf32>, %k: tensor<1x1x100x64xf32>, %v: tensor<1x1x100x64xf32>) -> tensor<1x1x150x64xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 9223372036854775807 : i64, window_right = 9223372036854775807 : i64}
+      : (tensor<1x1x150x64xf32>, tensor<1x1x100x64xf32>, tensor<1x1x100x64xf32>) -> tensor<1x1x150x64xf32>
+  return %o : tensor<1x1x150x64xf32>
+}

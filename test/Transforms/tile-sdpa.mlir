@@ -234,6 +234,28 @@ func.func @causal_region(%q: tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32> {
 
 // -----
 
+// A mask_mod reading a tensor it builds itself from its indices: the tile
+// analysis leaves it unknown (it never reads a region value from outside
+// the region); the op tiles, verifies, and every tile applies the region.
+
+// CHECK-LABEL: func @region_tensor
+// CHECK: scf.for
+// CHECK: tensor.from_elements
+// CHECK: return
+func.func @region_tensor(%q: tensor<1x2x16x4xf32>) -> tensor<1x2x16x4xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>) -> tensor<1x2x16x4xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %t = tensor.from_elements %i, %j : tensor<2xindex>
+      %x = tensor.extract %t[%h] : tensor<2xindex>
+      %ok = arith.cmpi sle, %j, %x : index
+      attn.yield %ok : i1
+    }
+  return %o : tensor<1x2x16x4xf32>
+}
+
+// -----
+
 // Graph, denser than graph-edge-density (20 of 64 pairs): a 2 x 2 block mask
 // is built from the CSR (row / 4, col / 4) once per call; key tiles without edges are skipped; visited tiles are always
 // element-masked. Masks are i8 (i1 memory is bit-packed in vector loads).
