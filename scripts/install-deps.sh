@@ -15,6 +15,8 @@ PACKAGES=(
   libbenchmark-dev libopenblas-dev libhalide14-0-dev
   # Graphs: Boost.Graph (loading, CSR, reverse Cuthill-McKee).
   libboost-graph-dev
+  # libFuzzer and the sanitizer runtimes (fuzz/, the readers' fuzz tests).
+  libclang-rt-22-dev
   # The AVX2 code path on AVX-512 hosts, run as on a real AVX2 CPU
   # (qemu-x86_64 -cpu Haswell; test/Integration/targets.test).
   qemu-user

@@ -64,6 +64,10 @@ if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= _flags:
     if shutil.which("qemu-x86_64"):
         config.available_features.add("qemu-avx2")
 
+# The reader fuzzers are built where clang's fuzzer runtime is (fuzz/).
+if os.path.exists(os.path.join(config.attn_obj_root, "bin", "attn-fuzz-json")):
+    config.available_features.add("fuzzers")
+
 # Tests never read a user's tuning cache (~/.cache/attn-mlir/tuning.json).
 config.environment["ATTN_TUNING_CACHE"] = os.path.join(
     config.test_exec_root, "no-such-tuning-cache.json")

@@ -108,9 +108,17 @@ HostTensor::HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape)
 }
 
 int64_t HostTensor::numElements() const {
+  // A zero dimension makes the tensor empty whatever the others are (a
+  // reader may accept [2^32, 2^32, 0]); the product of the others is
+  // checked: a shape past 2^63 elements is no tensor this process can hold,
+  // and the readers refuse such shapes before constructing one.
+  if (llvm::is_contained(dims, 0))
+    return 0;
   int64_t n = 1;
   for (int64_t d : dims)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      llvm::report_fatal_error("host tensor shape with more than 2^63 "
+                               "elements");
   return n;
 }
 

@@ -180,7 +180,7 @@ Expected<HostTensor> mlir::attn::readIdx(StringRef path) {
   gzFile file = gzopen(p.c_str(), "rb"); // reads plain files as they are
   if (!file)
     return createStringError("%s: cannot open", p.c_str());
-  auto closeFile = llvm::make_scope_exit([&] { gzclose(file); });
+  llvm::scope_exit closeFile([&] { gzclose(file); });
   // Exactly `n` more bytes into `out`, or fewer at the end of the data.
   auto readUpTo = [&](std::string &out, size_t n) -> bool {
     char chunk[1 << 16];
