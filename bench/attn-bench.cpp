@@ -508,6 +508,17 @@ void runHalide(benchmark::State &state, const Config &c) {
   setCounters(state, c, p->usefulPairs);
 }
 
+/// attn-mlir's tiled pipeline on `c` (c.threads threads).
+void registerTiled(const Config &c) {
+  std::string tiled =
+      llvm::formatv("attn-cpu-pipeline{{threads={0}}", c.threads);
+  benchmark::RegisterBenchmark(
+      ("attn-mlir/" + c.name()).c_str(),
+      [c, tiled](benchmark::State &s) { runMlir(s, c, tiled); })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
+
 /// bf16 attention (computed in f32) next to PyTorch's bf16 SDPA: attn-mlir
 /// only (the C peers take f32).
 void registerReducedPrecision(bool full) {
@@ -515,16 +526,8 @@ void registerReducedPrecision(bool full) {
                                    : std::vector<int64_t>{1024, 4096};
   for (std::string family : {"dense-bf16", "causal-bf16"})
     for (int64_t len : lens)
-      for (int threads : {1, 2}) {
-        Config c{family, len, 64, 8, threads};
-        std::string tiled =
-            llvm::formatv("attn-cpu-pipeline{{threads={0}}", threads);
-        benchmark::RegisterBenchmark(
-            ("attn-mlir/" + c.name()).c_str(),
-            [c, tiled](benchmark::State &s) { runMlir(s, c, tiled); })
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime();
-      }
+      for (int threads : {1, 2})
+        registerTiled(Config{family, len, 64, 8, threads});
 }
 
 void registerAll(bool full) {
@@ -541,13 +544,7 @@ void registerAll(bool full) {
         for (int threads : {1, 2}) {
           Config c{family, len, dim, 8, threads};
           std::string suffix = c.name();
-          std::string tiled =
-              llvm::formatv("attn-cpu-pipeline{{threads={0}}", threads);
-          benchmark::RegisterBenchmark(
-              ("attn-mlir/" + suffix).c_str(),
-              [c, tiled](benchmark::State &s) { runMlir(s, c, tiled); })
-              ->Unit(benchmark::kMillisecond)
-              ->UseRealTime();
+          registerTiled(c);
           benchmark::RegisterBenchmark(
               ("openblas-unfused/" + suffix).c_str(),
               [c](benchmark::State &s) { runOpenBlas(s, c); })
@@ -574,27 +571,14 @@ void registerAll(bool full) {
 /// from a doc-id tensor vs the same mask as a -inf bias (L = 8192, 2048 for
 /// quick runs); attn-mlir only (PyTorch's FlexAttention in peers/).
 void registerVariants(bool full) {
+  // The plain causal family at the same sizes is registered by registerAll.
   std::vector<std::pair<std::string, int64_t>> runs{
-      {"causal", 4096}, {"causal-region", 4096},
+      {"causal-region", full ? 4096 : 1024},
       {"documents16", full ? 8192 : 2048},
       {"documents16-bias", full ? 8192 : 2048}};
-  if (!full) {
-    runs[0].second = runs[1].second = 1024;
-  }
   for (auto [family, len] : runs)
-    for (int threads : {1, 2}) {
-      Config c{family, len, 64, 8, threads};
-      // The plain causal family is registered by registerAll.
-      if (family == "causal")
-        continue;
-      std::string tiled =
-          llvm::formatv("attn-cpu-pipeline{{threads={0}}", threads);
-      benchmark::RegisterBenchmark(
-          ("attn-mlir/" + c.name()).c_str(),
-          [c, tiled](benchmark::State &s) { runMlir(s, c, tiled); })
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
-    }
+    for (int threads : {1, 2})
+      registerTiled(Config{family, len, 64, 8, threads});
 }
 
 /// Graph-masked vs dense-masked attention at L = 4096 (and 1024 for quick

@@ -304,7 +304,8 @@ MaskModTiles::MaskModTiles(OpBuilder &b, Location loc, SdpaOp op, int64_t bq,
         !type.hasStaticShape() || !isa<IntegerType>(type.getElementType()) ||
         findTable(t, ranged->first, ranged->second))
       return;
-    auto [dim, byQuery] = *ranged;
+    unsigned dim = ranged->first;
+    bool byQuery = ranged->second;
     int64_t tile = byQuery ? bq : bk;
     SmallVector<int64_t> shape(type.getShape());
     int64_t tiles = llvm::divideCeilSigned(shape[dim], tile);
