@@ -269,6 +269,21 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
   return success();
 }
 
+/// Zero-size dimensions are not supported (the tiled lowerings would divide
+/// by them): one error naming the operand and its type.
+static LogicalResult
+expectNoZeroDims(Operation *op,
+                 ArrayRef<std::pair<StringRef, Value>> operands) {
+  for (auto [name, v] : operands)
+    if (v && llvm::is_contained(cast<ShapedType>(v.getType()).getShape(), 0))
+      return op->emitOpError()
+             << "expects " << name
+             << " without zero-size dimensions (empty attention is not "
+                "supported), got "
+             << v.getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // SdpaOp
 //===----------------------------------------------------------------------===//
@@ -284,7 +299,10 @@ LogicalResult SdpaOp::verify() {
   Operation *op = getOperation();
   if (failed(expectRank(op, getQuery(), "query", 4, "B x H x Lq x E")) ||
       failed(expectRank(op, getKey(), "key", 4, "B x Hkv x Lk x E")) ||
-      failed(expectRank(op, getValue(), "value", 4, "B x Hkv x Lk x Ev")))
+      failed(expectRank(op, getValue(), "value", 4, "B x Hkv x Lk x Ev")) ||
+      failed(expectNoZeroDims(op, {{"query", getQuery()},
+                                   {"key", getKey()},
+                                   {"value", getValue()}})))
     return failure();
 
   Type elemType = getQuery().getType().getElementType();
@@ -335,7 +353,10 @@ LogicalResult MhaOp::verify() {
   Operation *op = getOperation();
   if (failed(expectRank(op, getQuery(), "query", 3, "B x Lq x D")) ||
       failed(expectRank(op, getKey(), "key", 3, "B x Lk x D")) ||
-      failed(expectRank(op, getValue(), "value", 3, "B x Lk x D")))
+      failed(expectRank(op, getValue(), "value", 3, "B x Lk x D")) ||
+      failed(expectNoZeroDims(op, {{"query", getQuery()},
+                                   {"key", getKey()},
+                                   {"value", getValue()}})))
     return failure();
 
   Type elemType = cast<RankedTensorType>(getQuery().getType()).getElementType();
@@ -393,7 +414,10 @@ LogicalResult GatOp::verify() {
   Operation *op = getOperation();
   if (failed(expectRank(op, getX(), "x", 2, "N x F")) ||
       failed(expectRank(op, getWeight(), "weight", 2, "H*C x F")) ||
-      failed(expectRank(op, getAttSrc(), "att_src", 2, "H x C")))
+      failed(expectRank(op, getAttSrc(), "att_src", 2, "H x C")) ||
+      failed(expectNoZeroDims(op, {{"x", getX()},
+                                   {"weight", getWeight()},
+                                   {"att_src", getAttSrc()}})))
     return failure();
 
   Type elemType = cast<RankedTensorType>(getX().getType()).getElementType();

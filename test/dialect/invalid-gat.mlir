@@ -127,3 +127,12 @@ func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %a
   %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) {combine = #attn.heads<average>} : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x4xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<0x4xf32>, %w: tensor<8x4xf32>, %a: tensor<2x4xf32>, %rp: tensor<1xi32>, %ci: tensor<0xi32>) -> tensor<0x8xf32> {
+  // expected-error @+1 {{'attn.gat' op expects x without zero-size dimensions (empty attention is not supported), got 'tensor<0x4xf32>'}}
+  %y = attn.gat %x, %w, %a, %a graph(%rp, %ci)
+      : (tensor<0x4xf32>, tensor<8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<1xi32>, tensor<0xi32>) -> tensor<0x8xf32>
+  return %y : tensor<0x8xf32>
+}

@@ -104,3 +104,12 @@ func.func @f(%x: tensor<2x8x16xf32>, %kv: tensor<2x8x16xf32>, %w: tensor<48x16xf
   %y = attn.mha %x, %kv, %kv in_proj(%w, %b) out_proj(%wo, %bo) rel_key(%a0) {num_heads = 4 : i64, rel_clip = 2 : i64} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<48x16xf32>, tensor<48xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>) -> tensor<2x8x16xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<1x0x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) -> tensor<1x0x8xf32> {
+  // expected-error @+1 {{'attn.mha' op expects query without zero-size dimensions (empty attention is not supported), got 'tensor<1x0x8xf32>'}}
+  %y = attn.mha %x, %x, %x in_proj(%w) out_proj(%wo) {num_heads = 2 : i64}
+      : (tensor<1x0x8xf32>, tensor<1x0x8xf32>, tensor<1x0x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<1x0x8xf32>
+  return %y : tensor<1x0x8xf32>
+}

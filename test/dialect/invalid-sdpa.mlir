@@ -291,3 +291,20 @@ func.func @f(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
       : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// Zero-size attention is rejected (the tiled lowering would divide by it).
+func.func @f(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x0x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expects key without zero-size dimensions (empty attention is not supported), got 'tensor<1x1x0x8xf32>'}}
+  %o = attn.sdpa %q, %k, %k : (tensor<1x1x4x8xf32>, tensor<1x1x0x8xf32>, tensor<1x1x0x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<1x1x4x0xf32>) -> tensor<1x1x4x0xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expects query without zero-size dimensions (empty attention is not supported), got 'tensor<1x1x4x0xf32>'}}
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x0xf32>, tensor<1x1x4x0xf32>, tensor<1x1x4x0xf32>) -> tensor<1x1x4x0xf32>
+  return %o : tensor<1x1x4x0xf32>
+}
