@@ -1,9 +1,10 @@
 //===- Json.h - JSON parsing with a nesting bound ---------------*- C++ -*-===//
 //
 // llvm::json::parse recurses once per nesting level: a file of a few
-// hundred kilobytes of `[[[[...` overflows the stack. Every reader of JSON in
-// the toolkit (model descriptions, safetensors headers, the tuning cache,
-// HF configs) parses through parseJson, which first checks the nesting.
+// hundred kilobytes of `[[[[...` overflows the stack, and of a key written
+// twice it keeps one silently. Every reader of JSON in the toolkit (model
+// descriptions, safetensors headers, the tuning cache) parses through
+// parseJson, which first checks the nesting and the keys.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +21,9 @@ namespace mlir::attn {
 constexpr unsigned kMaxJsonDepth = 64;
 
 /// llvm::json::parse of `text`, after checking that arrays and objects nest
-/// at most kMaxJsonDepth deep; a deeper document is an error in
-/// llvm::json's format ("[line:column, byte=N]: message") at the bracket
-/// that passes the limit.
+/// at most kMaxJsonDepth deep and that no object repeats a key (llvm::json
+/// would silently keep one of them); either is an error in llvm::json's
+/// format ("[line:column, byte=N]: message") at the bracket or key.
 llvm::Expected<llvm::json::Value> parseJson(llvm::StringRef text);
 
 } // namespace mlir::attn
