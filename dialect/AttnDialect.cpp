@@ -16,46 +16,39 @@ using namespace mlir::attn;
 #define GET_ATTRDEF_CLASSES
 #include "dialect/AttnAttrs.cpp.inc"
 
-/// `<keyword>` of an enum attribute; an unknown keyword is one error in the
-/// user's words: what was written, what the attribute accepts.
-template <typename Enum>
-static FailureOr<Enum>
-parseEnumKeyword(AsmParser &parser, StringRef what, StringRef choices,
-                 llvm::function_ref<std::optional<Enum>(StringRef)> symbolize) {
+/// `<keyword>` of an enum attribute (one of `Enum`'s cases, 0 to
+/// `maxValue`); an unknown keyword is one error in the user's words: what
+/// was written, and every keyword the attribute accepts.
+template <typename AttrT, typename Enum>
+static Attribute
+parseEnumAttr(AsmParser &parser, StringRef what, uint32_t maxValue,
+              llvm::function_ref<StringRef(Enum)> stringify,
+              llvm::function_ref<std::optional<Enum>(StringRef)> symbolize) {
   StringRef keyword;
   if (parser.parseLess())
-    return failure();
+    return {};
   llvm::SMLoc loc = parser.getCurrentLocation();
   if (parser.parseKeyword(&keyword))
-    return failure();
+    return {};
   std::optional<Enum> value = symbolize(keyword);
-  if (!value)
-    return parser.emitError(loc)
-           << "unknown " << what << " '" << keyword << "'; expected one of "
-           << choices;
+  if (!value) {
+    std::string choices;
+    for (uint32_t v = 0; v <= maxValue; ++v)
+      choices += (v ? ", " : "") + stringify(static_cast<Enum>(v)).str();
+    parser.emitError(loc) << "unknown " << what << " '" << keyword
+                          << "'; expected one of " << choices;
+    return {};
+  }
   if (parser.parseGreater())
-    return failure();
-  return *value;
-}
-
-/// "a, b, c": every case of an I32EnumAttr, in declaration order.
-template <typename Enum>
-static std::string enumChoices(uint32_t maxValue,
-                               llvm::function_ref<StringRef(Enum)> stringify) {
-  std::string s;
-  for (uint32_t v = 0; v <= maxValue; ++v)
-    s += (v ? ", " : "") + stringify(static_cast<Enum>(v)).str();
-  return s;
+    return {};
+  return AttrT::get(parser.getContext(), *value);
 }
 
 Attribute MaskKindAttr::parse(AsmParser &parser, Type) {
-  std::string choices = enumChoices<MaskKind>(
-      getMaxEnumValForMaskKind(), [](MaskKind k) { return stringifyMaskKind(k); });
-  FailureOr<MaskKind> kind = parseEnumKeyword<MaskKind>(
-      parser, "mask kind", choices,
+  return parseEnumAttr<MaskKindAttr, MaskKind>(
+      parser, "mask kind", getMaxEnumValForMaskKind(),
+      [](MaskKind k) { return stringifyMaskKind(k); },
       [](StringRef s) { return symbolizeMaskKind(s); });
-  return succeeded(kind) ? MaskKindAttr::get(parser.getContext(), *kind)
-                         : Attribute();
 }
 
 void MaskKindAttr::print(AsmPrinter &printer) const {
@@ -63,13 +56,10 @@ void MaskKindAttr::print(AsmPrinter &printer) const {
 }
 
 Attribute AlignAttr::parse(AsmParser &parser, Type) {
-  std::string choices = enumChoices<Align>(
-      getMaxEnumValForAlign(), [](Align a) { return stringifyAlign(a); });
-  FailureOr<Align> align = parseEnumKeyword<Align>(
-      parser, "alignment", choices,
+  return parseEnumAttr<AlignAttr, Align>(
+      parser, "alignment", getMaxEnumValForAlign(),
+      [](Align a) { return stringifyAlign(a); },
       [](StringRef s) { return symbolizeAlign(s); });
-  return succeeded(align) ? AlignAttr::get(parser.getContext(), *align)
-                          : Attribute();
 }
 
 void AlignAttr::print(AsmPrinter &printer) const {
@@ -77,15 +67,10 @@ void AlignAttr::print(AsmPrinter &printer) const {
 }
 
 Attribute HeadCombineAttr::parse(AsmParser &parser, Type) {
-  std::string choices = enumChoices<HeadCombine>(
-      getMaxEnumValForHeadCombine(),
-      [](HeadCombine c) { return stringifyHeadCombine(c); });
-  FailureOr<HeadCombine> combine = parseEnumKeyword<HeadCombine>(
-      parser, "head combination", choices,
+  return parseEnumAttr<HeadCombineAttr, HeadCombine>(
+      parser, "head combination", getMaxEnumValForHeadCombine(),
+      [](HeadCombine c) { return stringifyHeadCombine(c); },
       [](StringRef s) { return symbolizeHeadCombine(s); });
-  return succeeded(combine)
-             ? HeadCombineAttr::get(parser.getContext(), *combine)
-             : Attribute();
 }
 
 void HeadCombineAttr::print(AsmPrinter &printer) const {

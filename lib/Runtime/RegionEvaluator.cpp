@@ -75,6 +75,21 @@ llvm::Expected<std::unique_ptr<RegionEvaluator>> RegionEvaluator::create(
     }
     return it->second;
   };
+  // `in` loads the scalar value of `c` (its width already in in.bits);
+  // false for a constant that is not a float or an integer.
+  auto setConstant = [](arith::ConstantOp c, Instr &in) {
+    if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
+      in.code = Code::ConstF;
+      in.fc = f.getValueAsDouble();
+      return true;
+    }
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+      in.code = Code::ConstI;
+      in.ic = wrap(i.getValue().getSExtValue(), in.bits);
+      return true;
+    }
+    return false;
+  };
   Block &block = region.front();
   for (BlockArgument arg : block.getArguments())
     slotFor(arg);
@@ -111,14 +126,8 @@ llvm::Expected<std::unique_ptr<RegionEvaluator>> RegionEvaluator::create(
       c.what = "arith.constant";
       c.bits = widthOf(constant.getType());
       c.roundToF32 = constant.getType().isF32();
-      if (auto f = dyn_cast<FloatAttr>(constant.getValue())) {
-        c.code = Code::ConstF;
-        c.fc = f.getValueAsDouble();
-      } else {
-        c.code = Code::ConstI;
-        c.ic = wrap(cast<IntegerAttr>(constant.getValue()).getValue().getSExtValue(),
-                    c.bits);
-      }
+      if (!setConstant(constant, c))
+        return fail(&op, "a constant above the region is not a number");
       c.dst = slotFor(operand);
       ev->program.push_back(std::move(c));
     }
@@ -143,17 +152,7 @@ llvm::Expected<std::unique_ptr<RegionEvaluator>> RegionEvaluator::create(
       in.c = arg(2);
     bool known = true;
     llvm::TypeSwitch<Operation *>(&op)
-        .Case([&](arith::ConstantOp c) {
-          if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
-            in.code = Code::ConstF;
-            in.fc = f.getValueAsDouble();
-          } else if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
-            in.code = Code::ConstI;
-            in.ic = wrap(i.getValue().getSExtValue(), in.bits);
-          } else {
-            known = false;
-          }
-        })
+        .Case([&](arith::ConstantOp c) { known = setConstant(c, in); })
         .Case([&](arith::AddFOp) { in.code = Code::AddF; })
         .Case([&](arith::SubFOp) { in.code = Code::SubF; })
         .Case([&](arith::MulFOp) { in.code = Code::MulF; })
