@@ -302,7 +302,7 @@ MaskModTiles::MaskModTiles(OpBuilder &b, Location loc, SdpaOp op, int64_t bq,
     std::optional<std::pair<unsigned, bool>> ranged = rangedIndex(x, body);
     if (region.isAncestor(t.getParentRegion()) || !ranged ||
         !type.hasStaticShape() || !isa<IntegerType>(type.getElementType()) ||
-        findTable(t, ranged->first, ranged->second))
+        findTable(t, ranged->first, ranged->second ? bq : bk))
       return;
     unsigned dim = ranged->first;
     bool byQuery = ranged->second;
@@ -363,14 +363,14 @@ MaskModTiles::MaskModTiles(OpBuilder &b, Location loc, SdpaOp op, int64_t bq,
                  })
           .getResult(0);
     };
-    tables.push_back({t, dim, byQuery, reduce(true), reduce(false)});
+    tables.push_back({t, dim, tile, reduce(true), reduce(false)});
   });
 }
 
 const MaskModTiles::Table *MaskModTiles::findTable(Value tensor, unsigned dim,
-                                                   bool byQuery) const {
+                                                   int64_t tile) const {
   for (const Table &t : tables)
-    if (t.tensor == tensor && t.dim == dim && t.byQuery == byQuery)
+    if (t.tensor == tensor && t.dim == dim && t.tile == tile)
       return &t;
   return nullptr;
 }
@@ -413,7 +413,8 @@ std::pair<Value, Value> MaskModTiles::classify(OpBuilder &b, Location loc,
       Value v = in.toIndex(tensor::ExtractOp::create(b, loc, x.getTensor(), at));
       return {v, v, true};
     }
-    const Table *table = findTable(x.getTensor(), ranged->first, ranged->second);
+    const Table *table =
+        findTable(x.getTensor(), ranged->first, ranged->second ? bq : bk);
     if (!table)
       return {};
     return {in.toIndex(tensor::ExtractOp::create(b, loc, table->min, at)),

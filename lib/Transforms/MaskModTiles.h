@@ -42,10 +42,11 @@ private:
   struct Table {
     Value tensor;  // the captured tensor
     unsigned dim;  // the dimension indexed by q_idx or kv_idx
-    bool byQuery;  // q_idx (tiles of bq) or kv_idx (tiles of bk)
+    int64_t tile;  // rows per tile: bq (read at q_idx) or bk (at kv_idx);
+                   // one table serves both when bq == bk
     Value min, max; // per-tile tables: `dim` replaced by the tile count
   };
-  const Table *findTable(Value tensor, unsigned dim, bool byQuery) const;
+  const Table *findTable(Value tensor, unsigned dim, int64_t tile) const;
 
   // Op accessors are not const; classify() does not modify the op.
   mutable SdpaOp op;

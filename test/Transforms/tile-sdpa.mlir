@@ -156,7 +156,7 @@ func.func @dilated(%q: tensor<1x1x16x4xf32>, %k: tensor<1x1x16x4xf32>, %v: tenso
 // -----
 
 // A mask_mod region reading a document id per token: per-tile min / max
-// tables of the ids (by query tile and by key tile) are built once per call;
+// tables of the ids (one pair per tile size: bq = bk here) are built once per call;
 // each key tile is classified by interval analysis of the region: skipped
 // when the id ranges of its rows and keys are disjoint, mask-free when both
 // are one and the same id, element-masked otherwise. The region is inlined
