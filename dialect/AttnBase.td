@@ -57,14 +57,14 @@ def Attn_MaskKindAttr : EnumAttr<Attn_Dialect, Attn_MaskKind, "mask"> {
     Which (query i, key j) pairs may attend, with `ia` the query's position
     (`i + (Lk - Lq)` by default; see `#attn.align`):
 
-    | kind           | allowed (i, j)                                   |
-    |----------------|--------------------------------------------------|
-    | `dense`        | all                                              |
-    | `causal`       | `j <= ia`                                        |
-    | `local`        | `ia - window_left <= j <= ia + window_right`     |
-    | `causal_local` | `ia - window_left <= j <= ia` (and `<= ia + window_right` if given) |
-    | `graph`        | `j` is in `col_idx[row_ptr[i] .. row_ptr[i+1])`  |
-    | `dilated`      | `ia - window_left <= j <= ia + window_right` and `(ia - j) % dilation == 0` |
+    | kind           | parameters (i64 attributes of the op)   | allowed (i, j) |
+    |----------------|------------------------------------------|----------------|
+    | `dense`        |                                          | all |
+    | `causal`       |                                          | `j <= ia` |
+    | `local`        | `window_left`, `window_right` (>= 0)     | `ia - window_left <= j <= ia + window_right` |
+    | `causal_local` | `window_left`; `window_right` optional   | `ia - window_left <= j <= ia` (and `<= ia + window_right` if given) |
+    | `graph`        | operands `graph(row_ptr, col_idx)`       | `j` is in `col_idx[row_ptr[i] .. row_ptr[i+1])` |
+    | `dilated`      | `window_left`, `window_right`, `dilation` (>= 1) | `ia - window_left <= j <= ia + window_right` and `(ia - j) % dilation == 0` |
 
     Padding (`kv_lengths`) composes with every kind: `j < kv_lengths[b]`.
 

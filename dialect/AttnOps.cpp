@@ -164,7 +164,8 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
 
   // The kind's parameters (window_left, window_right, dilation), as its
   // definition in MaskKinds.cpp says.
-  if (failed(verifyMaskParams(MaskParams::of(o),
+  if (failed(verifyMaskParamAttrs(o)) ||
+      failed(verifyMaskParams(MaskParams::of(o),
                               [&] { return op.emitOpError(); })))
     return failure();
 

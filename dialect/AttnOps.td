@@ -27,9 +27,6 @@ defvar Attn_MaskOperands = (ins
 /// Attributes that select the mask and the scale.
 defvar Attn_MaskAttrs = (ins
   DefaultValuedAttr<Attn_MaskKindAttr, "::mlir::attn::MaskKind::dense">:$mask,
-  OptionalAttr<I64Attr>:$window_left,
-  OptionalAttr<I64Attr>:$window_right,
-  OptionalAttr<I64Attr>:$dilation,
   OptionalAttr<I64Attr>:$rel_clip,
   OptionalAttr<F64Attr>:$scale,
   DefaultValuedAttr<Attn_AlignAttr, "::mlir::attn::Align::bottom_right">:$align
@@ -58,19 +55,22 @@ defvar Attn_MaskDescription = [{
     `#attn.align<top_left>`: `ia = i`; `#attn.align<per_sequence>`:
     `ia = i + (kv_lengths[b] - Lq)`, which needs `kv_lengths`):
 
-    - `mask` (default `dense`): `causal`, `local` (needs `window_left` and
-      `window_right`), `causal_local` (needs `window_left`; `window_right`
-      optional), `dilated` (needs `window_left`, `window_right` and
-      `dilation >= 1`: every `dilation`-th key of the local window, counted
-      from the query's own position), `graph` (needs `graph(row_ptr,
-      col_idx)`: the CSR of allowed keys per query row; duplicate entries are
+    - `mask` (default `dense`): one of the kinds of `#attn.mask` (the table
+      there), with the integer parameters its row lists as attributes of the
+      op (e.g. `window_left = 4`). The parameters are declared by the kinds'
+      definitions (`dialect/MaskKinds.cpp`), not here: the verifier checks
+      that each kind has the ones it needs and no other, and refuses any
+      other undeclared, unprefixed attribute. `graph` needs `graph(row_ptr,
+      col_idx)`: the CSR of allowed keys per query row (duplicate entries are
       harmless).
     - `kv_lengths(tensor<B x i32|i64>)`: padding, key `j` of batch `b` is
       allowed only when `j < kv_lengths[b]`.
     - `bias(tensor<B' x H' x Lq' x Lk'>)`: additive bias; each dimension is
       either full or 1 (broadcast). `-inf` entries mask.
-    - `rel_bias(tensor<H x (2R+1)>)` with `rel_clip = R`: T5/Swin relative
-      position bias, `s += rel_bias[h, clip(j - ia, -R, R) + R]`.
+    - `rel_bias(tensor<H x (2R+1)>)` with `rel_clip = R`: a learned
+      relative-position bias per head over clipped distances,
+      `s += rel_bias[h, clip(j - ia, -R, R) + R]` (T5's log-spaced buckets
+      are a `score_mod` reading a bucket table; see docs).
     - `rel_key(tensor<(2R+1) x E>)` with `rel_clip = R`: Shaw relative key
       embeddings added to the key before the dot product,
       `s = scale * q_i . (k_j + rel_key[clip(j - ia, -R, R) + R])`.

@@ -13,6 +13,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -27,34 +30,82 @@ static constexpr StringRef kWindowLeft = "window_left";
 static constexpr StringRef kWindowRight = "window_right";
 static constexpr StringRef kDilation = "dilation";
 
+namespace {
+/// A mask parameter: an i64 attribute of the op, at least `least`.
+struct ParamDef {
+  StringRef name;
+  int64_t least;
+};
+} // namespace
+
+static ArrayRef<ParamDef> paramDefs() {
+  static const ParamDef defs[] = {
+      {kWindowLeft, 0}, {kWindowRight, 0}, {kDilation, 1}};
+  return defs;
+}
+
 ArrayRef<StringRef> mlir::attn::maskParameterNames() {
-  static const StringRef names[] = {kWindowLeft, kWindowRight, kDilation};
+  static const SmallVector<StringRef> names =
+      llvm::map_to_vector(paramDefs(), [](const ParamDef &d) { return d.name; });
   return names;
 }
 
 std::optional<int64_t> MaskParams::get(StringRef name) const {
-  if (name == kWindowLeft)
-    return windowLeft;
-  if (name == kWindowRight)
-    return windowRight;
-  if (name == kDilation)
-    return dilation;
+  for (const auto &[n, v] : values)
+    if (n == name)
+      return v;
   return std::nullopt;
+}
+
+void MaskParams::set(StringRef name, int64_t value) {
+  // Keep the static name (values outlive the caller's string).
+  const StringRef *known = llvm::find(maskParameterNames(), name);
+  assert(known != maskParameterNames().end() && "not a mask parameter");
+  for (auto &[n, v] : values)
+    if (n == name) {
+      v = value;
+      return;
+    }
+  values.emplace_back(*known, value);
 }
 
 MaskParams MaskParams::of(Operation *op) {
   MaskParams p;
   if (auto kind = op->getAttrOfType<MaskKindAttr>("mask"))
     p.kind = kind.getValue();
-  auto read = [&](StringRef name) -> std::optional<int64_t> {
+  for (StringRef name : maskParameterNames())
     if (auto attr = op->getAttrOfType<IntegerAttr>(name))
-      return attr.getValue().getSExtValue();
-    return std::nullopt;
-  };
-  p.windowLeft = read(kWindowLeft);
-  p.windowRight = read(kWindowRight);
-  p.dilation = read(kDilation);
+      p.values.emplace_back(name, attr.getValue().getSExtValue());
   return p;
+}
+
+void MaskParams::applyTo(Operation *op) const {
+  MLIRContext *ctx = op->getContext();
+  op->setAttr("mask", MaskKindAttr::get(ctx, kind));
+  for (StringRef name : maskParameterNames()) {
+    if (std::optional<int64_t> v = get(name))
+      op->setAttr(name, IntegerAttr::get(IntegerType::get(ctx, 64), *v));
+    else
+      op->removeAttr(name);
+  }
+}
+
+LogicalResult mlir::attn::verifyMaskParamAttrs(Operation *op) {
+  for (NamedAttribute attr : op->getDiscardableAttrs()) {
+    StringRef name = attr.getName().strref();
+    if (name.contains('.'))
+      continue; // another dialect's discardable attribute
+    if (!llvm::is_contained(maskParameterNames(), name))
+      return op->emitOpError()
+             << "unknown attribute '" << name << "'; mask parameters are "
+             << llvm::join(maskParameterNames(), ", ");
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || !value.getType().isInteger(64))
+      return op->emitOpError() << "mask parameter '" << name
+                               << "' must be an i64 integer, got "
+                               << attr.getValue();
+  }
+  return success();
 }
 
 namespace {
@@ -108,7 +159,9 @@ mlir::attn::verifyMaskParams(const MaskParams &params,
       return emitError() << "'" << name << "' is a parameter of mask "
                          << takers << ", not of mask '" << kindName << "'";
     }
-    int64_t least = name == kDilation ? 1 : 0;
+    int64_t least = llvm::find_if(paramDefs(), [&](const ParamDef &d) {
+                      return d.name == name;
+                    })->least;
     if (*value < least)
       return emitError() << "'" << name << "' must be >= " << least
                          << ", got " << *value;
@@ -203,19 +256,19 @@ typename M::Bool allowed(M &m, const MaskParams &p, typename M::Index ia,
   case MaskKind::causal:
     return m.le(j, ia);
   case MaskKind::local:
-    return m.both(m.ge(j, m.sub(ia, m.c(*p.windowLeft))),
-                  m.le(j, m.add(ia, m.c(*p.windowRight))));
+    return m.both(m.ge(j, m.sub(ia, m.c(*p.get(kWindowLeft)))),
+                  m.le(j, m.add(ia, m.c(*p.get(kWindowRight)))));
   case MaskKind::causal_local: {
-    auto r = m.both(m.le(j, ia), m.ge(j, m.sub(ia, m.c(*p.windowLeft))));
-    if (p.windowRight)
-      r = m.both(r, m.le(j, m.add(ia, m.c(*p.windowRight))));
+    auto r = m.both(m.le(j, ia), m.ge(j, m.sub(ia, m.c(*p.get(kWindowLeft)))));
+    if (p.get(kWindowRight))
+      r = m.both(r, m.le(j, m.add(ia, m.c(*p.get(kWindowRight)))));
     return r;
   }
   case MaskKind::dilated:
     // Every dilation-th key of the window, counted from the query itself.
-    return m.both(m.both(m.ge(j, m.sub(ia, m.c(*p.windowLeft))),
-                         m.le(j, m.add(ia, m.c(*p.windowRight)))),
-                  m.divisible(m.sub(ia, j), *p.dilation));
+    return m.both(m.both(m.ge(j, m.sub(ia, m.c(*p.get(kWindowLeft)))),
+                         m.le(j, m.add(ia, m.c(*p.get(kWindowRight))))),
+                  m.divisible(m.sub(ia, j), *p.get(kDilation)));
   }
   llvm_unreachable("unknown mask kind");
 }
@@ -237,13 +290,13 @@ Span<M> keySpan(M &m, const MaskParams &p, typename M::Index iaLo,
     Span<M> s;
     s.last = iaHi; // window_right >= 0 never reaches past the diagonal
     if (p.kind == MaskKind::causal_local)
-      s.first = m.sub(iaLo, m.c(*p.windowLeft));
+      s.first = m.sub(iaLo, m.c(*p.get(kWindowLeft)));
     return s;
   }
   case MaskKind::local:
   case MaskKind::dilated:
-    return {m.sub(iaLo, m.c(*p.windowLeft)),
-            m.add(iaHi, m.c(*p.windowRight))};
+    return {m.sub(iaLo, m.c(*p.get(kWindowLeft))),
+            m.add(iaHi, m.c(*p.get(kWindowRight)))};
   }
   llvm_unreachable("unknown mask kind");
 }
@@ -263,15 +316,15 @@ full(M &m, const MaskParams &p, typename M::Index iaLo, typename M::Index iaHi,
     return m.le(jHi, iaLo);
   case MaskKind::causal_local:
     return m.both(m.le(jHi, iaLo),
-                  m.ge(jLo, m.sub(iaHi, m.c(*p.windowLeft))));
+                  m.ge(jLo, m.sub(iaHi, m.c(*p.get(kWindowLeft)))));
   case MaskKind::local:
-    return m.both(m.ge(jLo, m.sub(iaHi, m.c(*p.windowLeft))),
-                  m.le(jHi, m.add(iaLo, m.c(*p.windowRight))));
+    return m.both(m.ge(jLo, m.sub(iaHi, m.c(*p.get(kWindowLeft)))),
+                  m.le(jHi, m.add(iaLo, m.c(*p.get(kWindowRight)))));
   case MaskKind::dilated:
-    if (*p.dilation != 1)
+    if (*p.get(kDilation) != 1)
       return std::nullopt;
-    return m.both(m.ge(jLo, m.sub(iaHi, m.c(*p.windowLeft))),
-                  m.le(jHi, m.add(iaLo, m.c(*p.windowRight))));
+    return m.both(m.ge(jLo, m.sub(iaHi, m.c(*p.get(kWindowLeft)))),
+                  m.le(jHi, m.add(iaLo, m.c(*p.get(kWindowRight)))));
   }
   llvm_unreachable("unknown mask kind");
 }

@@ -27,21 +27,34 @@
 
 namespace mlir::attn {
 
-/// The integer parameters of a mask (the op attributes named by
-/// maskParameterNames()), absent ones std::nullopt.
+/// The integer parameters of a mask: attributes of the op named by
+/// maskParameterNames(), declared by the kinds' definitions in MaskKinds.cpp
+/// (not in ODS: a new parameter is one row there), absent ones std::nullopt.
 struct MaskParams {
   MaskKind kind = MaskKind::dense;
-  std::optional<int64_t> windowLeft, windowRight, dilation;
+  /// (name, value) of each parameter present; names are maskParameterNames()'s.
+  SmallVector<std::pair<StringRef, int64_t>, 3> values;
 
   /// Reads the kind and the parameter attributes of an attn.sdpa / attn.mha.
   static MaskParams of(Operation *op);
   /// The parameter called `name` (one of maskParameterNames()).
   std::optional<int64_t> get(StringRef name) const;
+  /// Sets the parameter called `name` (one of maskParameterNames()).
+  void set(StringRef name, int64_t value);
+  /// Writes the kind and the parameters onto an attn.sdpa / attn.mha,
+  /// removing parameter attributes the new kind does not have.
+  void applyTo(Operation *op) const;
 };
 
 /// The op attributes that hold mask parameters, for every kind: what the
 /// verifier checks, attn.mha forwards to attn.sdpa and the oracle receives.
 ArrayRef<StringRef> maskParameterNames();
+
+/// Checks the op's attributes that are neither declared by its ODS
+/// definition nor dialect-prefixed (`dialect.name`, discardable): each must
+/// be a mask parameter holding an i64. A misspelled parameter is one error
+/// naming the parameters there are.
+LogicalResult verifyMaskParamAttrs(Operation *op);
 
 /// Checks that `params` has the attributes its kind requires and no other,
 /// with valid values; `emitError` reports the first problem.

@@ -2,6 +2,7 @@
 
 #include "lib/Models/NetBuilder.h"
 #include "lib/Models/Model.h"
+#include "dialect/MaskKinds.h"
 #include "lib/Transforms/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -235,14 +236,20 @@ Value NetBuilder::selfAttention(Value x, Value inW, Value inB, Value outW,
   auto optionalInt = [&](std::optional<int64_t> v) {
     return v ? b.getI64IntegerAttr(*v) : IntegerAttr();
   };
-  return MhaOp::create(b, loc, x.getType(), x, x, x, inW, inB, outW, outB,
-                       mask.kvLengths, /*bias=*/Value(), mask.relBias,
-                       /*rel_key=*/Value(), /*alibi_slopes=*/Value(),
-                       /*row_ptr=*/Value(), /*col_idx=*/Value(),
-                       b.getI64IntegerAttr(heads), IntegerAttr(),
-                       MaskKindAttr::get(b.getContext(), mask.kind),
-                       optionalInt(mask.windowLeft),
-                       optionalInt(mask.windowRight), /*dilation=*/IntegerAttr(),
-                       optionalInt(mask.relClip), FloatAttr(),
-                       AlignAttr::get(b.getContext(), Align::bottom_right));
+  auto mha = MhaOp::create(
+      b, loc, x.getType(), x, x, x, inW, inB, outW, outB, mask.kvLengths,
+      /*bias=*/Value(), mask.relBias,
+      /*rel_key=*/Value(), /*alibi_slopes=*/Value(),
+      /*row_ptr=*/Value(), /*col_idx=*/Value(), b.getI64IntegerAttr(heads),
+      IntegerAttr(), MaskKindAttr::get(b.getContext(), mask.kind),
+      optionalInt(mask.relClip), FloatAttr(),
+      AlignAttr::get(b.getContext(), Align::bottom_right));
+  MaskParams params;
+  params.kind = mask.kind;
+  if (mask.windowLeft)
+    params.set("window_left", *mask.windowLeft);
+  if (mask.windowRight)
+    params.set("window_right", *mask.windowRight);
+  params.applyTo(mha);
+  return mha;
 }

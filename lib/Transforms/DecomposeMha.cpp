@@ -101,14 +101,11 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
     auto sdpa = SdpaOp::create(
         rewriter, loc, attnType, /*lse=*/Type(), qh, kh, vh, op.getKvLengths(),
         op.getBias(), op.getRelBias(), op.getRelKey(), op.getAlibiSlopes(),
-        op.getRowPtr(), op.getColIdx(), op.getMaskAttr(),
-        /*window_left=*/nullptr, /*window_right=*/nullptr,
-        /*dilation=*/nullptr, op.getRelClipAttr(), op.getScaleAttr(),
+        op.getRowPtr(), op.getColIdx(), op.getMaskAttr(), op.getRelClipAttr(),
+        op.getScaleAttr(),
         op.getAlignAttr());
     // Every mask parameter the kind's definition reads, whichever kind.
-    for (StringRef name : maskParameterNames())
-      if (Attribute param = op->getAttr(name))
-        sdpa->setAttr(name, param);
+    MaskParams::of(op).applyTo(sdpa);
     // The score_mod / mask_mod regions move over: same block arguments.
     rewriter.inlineRegionBefore(op.getScoreMod(), sdpa.getScoreMod(),
                                 sdpa.getScoreMod().end());

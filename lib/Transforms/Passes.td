@@ -478,12 +478,15 @@ def AttnFoldScale : Pass<"attn-fold-scale"> {
 }
 
 def AttnRaiseMods : Pass<"attn-raise-mods"> {
-  let summary = "Rewrite regions that are built-in mask kinds or ALiBi to the attribute / operand form";
+  let summary = "Rewrite regions that are built-in mask kinds, ALiBi or a relative-position bias to the attribute / operand form";
   let description = [{
     A `score_mod` that is `s - slopes[h] * |kv_idx - q_idx|` (the distance
     as `math.absi` or `max(d, 0 - d)`; or `q_idx - kv_idx` under a causal
     kind, where the two are equal) over a captured slope tensor of the op's
     element type is ALiBi: it becomes the `alibi(slopes)` operand. A
+    `score_mod` that is `s + table[h, clamp(kv_idx - q_idx, -R, R) + R]`
+    over a captured `H x (2R + 1)` table is the `rel_bias(table)` operand
+    with `rel_clip = R` (when the op has no other `rel_clip`). A
     `mask_mod` region of an `attn.sdpa` without a mask kind whose result is
     a conjunction of bounds on `kv_idx - q_idx` (comparisons of affine index
     expressions) is a built-in kind written as a region: `kv_idx <= q_idx` is

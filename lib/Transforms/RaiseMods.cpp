@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -234,13 +235,13 @@ struct MaskModAsKind : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(
           op, "the bounds are no built-in kind (a shifted diagonal)");
     }
-    rewriter.modifyOpInPlace(op, [&] {
-      op.setMask(kind);
-      if (left)
-        op.setWindowLeftAttr(rewriter.getI64IntegerAttr(*left));
-      if (right)
-        op.setWindowRightAttr(rewriter.getI64IntegerAttr(*right));
-    });
+    MaskParams params;
+    params.kind = kind;
+    if (left)
+      params.set("window_left", *left);
+    if (right)
+      params.set("window_right", *right);
+    rewriter.modifyOpInPlace(op, [&] { params.applyTo(op); });
     rewriter.eraseBlock(&body);
     return success();
   }
@@ -301,11 +302,114 @@ struct ScoreModAsAlibi : OpRewritePattern<SdpaOp> {
   }
 };
 
+/// `v` is an integer constant (defined anywhere: a greedy rewrite hoists
+/// constants out of the region).
+std::optional<int64_t> constantOf(Value v) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return c.getSExtValue();
+  return std::nullopt;
+}
+
+/// `v` = clamp(kv_idx - q_idx, -R, R) + R (min/max in either order, the
+/// offset on either side): R; std::nullopt otherwise.
+std::optional<int64_t> clippedDistance(Value v, Block &body) {
+  auto add = v.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  for (auto [clamped, offset] : {std::pair{add.getLhs(), add.getRhs()},
+                                 std::pair{add.getRhs(), add.getLhs()}}) {
+    std::optional<int64_t> r = constantOf(offset);
+    if (!r || *r < 0)
+      continue;
+    // outer(inner(d, x), y) with {x, y} = {-R, R} for min/max either way.
+    Operation *outer = clamped.getDefiningOp();
+    if (!isa_and_nonnull<arith::MinSIOp, arith::MaxSIOp>(outer))
+      continue;
+    for (auto [innerValue, outerBound] :
+         {std::pair{outer->getOperand(0), outer->getOperand(1)},
+          std::pair{outer->getOperand(1), outer->getOperand(0)}}) {
+      Operation *inner = innerValue.getDefiningOp();
+      if (!isa_and_nonnull<arith::MinSIOp, arith::MaxSIOp>(inner) ||
+          inner->getName() == outer->getName())
+        continue;
+      std::optional<int64_t> ob = constantOf(outerBound);
+      for (auto [d, innerBound] :
+           {std::pair{inner->getOperand(0), inner->getOperand(1)},
+            std::pair{inner->getOperand(1), inner->getOperand(0)}}) {
+        std::optional<int64_t> ib = constantOf(innerBound);
+        if (!ob || !ib || distanceSign(d, body) != 1 ||
+            d.getType() != v.getType())
+          continue;
+        // min with +R and max with -R, whichever is applied first.
+        bool minOuter = isa<arith::MinSIOp>(outer);
+        int64_t hi = minOuter ? *ob : *ib, lo = minOuter ? *ib : *ob;
+        if (hi == *r && lo == -*r)
+          return *r;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// A score_mod `s + table[h, clamp(kv_idx - q_idx, -R, R) + R]` over a
+/// captured H x (2R + 1) table is the rel_bias operand with rel_clip = R.
+struct ScoreModAsRelBias : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Region &region = op.getScoreMod();
+    if (region.empty())
+      return rewriter.notifyMatchFailure(op, "no score_mod");
+    if (op.getRelBias())
+      return rewriter.notifyMatchFailure(op, "the op has a rel_bias already");
+    if (!rowIsPosition(op))
+      return rewriter.notifyMatchFailure(op, "q_idx is not the position ia");
+    Block &body = region.front();
+    auto add = cast<YieldOp>(body.getTerminator())
+                   .getValue()
+                   .getDefiningOp<arith::AddFOp>();
+    if (!add)
+      return rewriter.notifyMatchFailure(op, "not score + bias");
+    for (auto [score, biasValue] : {std::pair{add.getLhs(), add.getRhs()},
+                                    std::pair{add.getRhs(), add.getLhs()}}) {
+      auto bias = biasValue.getDefiningOp<tensor::ExtractOp>();
+      if (!isArg(score, body, kScore) || !bias ||
+          bias.getIndices().size() != 2 ||
+          !isArg(bias.getIndices()[0], body, kHead))
+        continue;
+      std::optional<int64_t> clip = clippedDistance(bias.getIndices()[1], body);
+      Value table = bias.getTensor();
+      auto tableType = cast<RankedTensorType>(table.getType());
+      Type elem = op.getQuery().getType().getElementType();
+      int64_t heads = op.getQuery().getType().getDimSize(1);
+      if (!clip || region.isAncestor(table.getParentRegion()) ||
+          tableType.getElementType() != elem ||
+          tableType.getShape() != ArrayRef<int64_t>{heads, 2 * *clip + 1})
+        continue;
+      // Shaw keys share rel_clip: only the same clip can join them.
+      if (std::optional<int64_t> existing = op.getRelClip();
+          existing && *existing != *clip)
+        continue;
+      rewriter.modifyOpInPlace(op, [&] {
+        op.getRelBiasMutable().assign(table);
+        op.setRelClipAttr(rewriter.getI64IntegerAttr(*clip));
+      });
+      rewriter.eraseBlock(&body);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(
+        op, "not score + table[h, clamp(kv_idx - q_idx, -R, R) + R]");
+  }
+};
+
 struct AttnRaiseMods
     : attn::impl::AttnRaiseModsBase<AttnRaiseMods> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<MaskModAsKind, ScoreModAsAlibi>(&getContext());
+    patterns.add<MaskModAsKind, ScoreModAsAlibi, ScoreModAsRelBias>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

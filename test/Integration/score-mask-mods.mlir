@@ -203,6 +203,30 @@ func.func @alibi_region_abs(%q: tensor<1x4x150x64xf32>, %k: tensor<1x4x150x64xf3
   return %o : tensor<1x4x150x64xf32>
 }
 
+// A clipped relative-position bias (rel_clip 16) written as a score_mod over
+// a captured H x 33 table; the CPU pipeline raises it to the rel_bias
+// operand, the reference pipeline inlines it. Causal-local with a window
+// wider than the clip, so clipped and unclipped distances both occur.
+// CHECK-LABEL: attn-run: @rel_bias_region
+// CHECK: CHECK PASSED
+func.func @rel_bias_region(%q: tensor<1x4x190x128xf32>, %k: tensor<1x4x190x128xf32>, %v: tensor<1x4x190x128xf32>, %table: tensor<4x33xf32>) -> tensor<1x4x190x128xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal_local>, window_left = 70 : i64}
+      : (tensor<1x4x190x128xf32>, tensor<1x4x190x128xf32>, tensor<1x4x190x128xf32>) -> tensor<1x4x190x128xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %r = arith.constant 16 : index
+      %nr = arith.constant -16 : index
+      %d = arith.subi %j, %i : index
+      %lo = arith.minsi %d, %r : index
+      %c = arith.maxsi %lo, %nr : index
+      %at = arith.addi %c, %r : index
+      %t = tensor.extract %table[%h, %at] : tensor<4x33xf32>
+      %y = arith.addf %s, %t : f32
+      attn.yield %y : f32
+    }
+  return %o : tensor<1x4x190x128xf32>
+}
+
 // T5's log-bucketed relative position bias: a captured bucket table maps the
 // distance i - j (offset by Lk - 1) to a bucket, a captured H x 32 table the
 // bucket to a bias per head (what T5 computes with logarithms, tabulated

@@ -178,3 +178,94 @@ func.func @not_alibi(%q: tensor<1x4x32x8xf32>, %slopes: tensor<32xf32>) -> (tens
     }
   return %o1, %o2 : tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>
 }
+
+// -----
+
+// A clipped relative-position bias as a score_mod (min then max, and max
+// then min with the offset first) becomes the rel_bias operand.
+// CHECK-LABEL: func @rel_bias
+// CHECK-SAME: (%{{.+}}: tensor<1x4x32x8xf32>, %[[T:.+]]: tensor<4x9xf32>)
+// CHECK: attn.sdpa %{{.+}}, %{{.+}}, %{{.+}} rel_bias(%[[T]]) {rel_clip = 4 : i64} :
+// CHECK: attn.sdpa %{{.+}}, %{{.+}}, %{{.+}} rel_bias(%[[T]]) {mask = #attn.mask<causal>, rel_clip = 4 : i64} :
+// CHECK-NOT: score_mod
+// CHECK: return
+func.func @rel_bias(%q: tensor<1x4x32x8xf32>, %table: tensor<4x9xf32>) -> (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) {
+  %o1 = attn.sdpa %q, %q, %q : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %r = arith.constant 4 : index
+      %nr = arith.constant -4 : index
+      %d = arith.subi %j, %i : index
+      %lo = arith.minsi %d, %r : index
+      %c = arith.maxsi %lo, %nr : index
+      %at = arith.addi %c, %r : index
+      %t = tensor.extract %table[%h, %at] : tensor<4x9xf32>
+      %y = arith.addf %s, %t : f32
+      attn.yield %y : f32
+    }
+  %o2 = attn.sdpa %q, %q, %q {mask = #attn.mask<causal>} : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %r = arith.constant 4 : index
+      %nr = arith.constant -4 : index
+      %d = arith.subi %j, %i : index
+      %hi = arith.maxsi %nr, %d : index
+      %c = arith.minsi %r, %hi : index
+      %at = arith.addi %r, %c : index
+      %t = tensor.extract %table[%h, %at] : tensor<4x9xf32>
+      %y = arith.addf %t, %s : f32
+      attn.yield %y : f32
+    }
+  return %o1, %o2 : tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>
+}
+
+// -----
+
+// Left as regions: clipped at 3 but offset by 4 (not the operand's
+// indexing), the distance q_idx - kv_idx (the table read mirrored), and a
+// table one column short of 2R + 1.
+// CHECK-LABEL: func @not_rel_bias
+// CHECK-COUNT-3: score_mod
+func.func @not_rel_bias(%q: tensor<1x4x32x8xf32>, %table: tensor<4x9xf32>, %short: tensor<4x8xf32>) -> (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) {
+  %o1 = attn.sdpa %q, %q, %q : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %r = arith.constant 4 : index
+      %r3 = arith.constant 3 : index
+      %nr = arith.constant -3 : index
+      %d = arith.subi %j, %i : index
+      %lo = arith.minsi %d, %r3 : index
+      %c = arith.maxsi %lo, %nr : index
+      %at = arith.addi %c, %r : index
+      %t = tensor.extract %table[%h, %at] : tensor<4x9xf32>
+      %y = arith.addf %s, %t : f32
+      attn.yield %y : f32
+    }
+  %o2 = attn.sdpa %q, %q, %q : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %r = arith.constant 4 : index
+      %nr = arith.constant -4 : index
+      %d = arith.subi %i, %j : index
+      %lo = arith.minsi %d, %r : index
+      %c = arith.maxsi %lo, %nr : index
+      %at = arith.addi %c, %r : index
+      %t = tensor.extract %table[%h, %at] : tensor<4x9xf32>
+      %y = arith.addf %s, %t : f32
+      attn.yield %y : f32
+    }
+  %o3 = attn.sdpa %q, %q, %q : (tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>) -> tensor<1x4x32x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %r = arith.constant 4 : index
+      %nr = arith.constant -4 : index
+      %d = arith.subi %j, %i : index
+      %lo = arith.minsi %d, %r : index
+      %c = arith.maxsi %lo, %nr : index
+      %at = arith.addi %c, %r : index
+      %t = tensor.extract %short[%h, %at] : tensor<4x8xf32>
+      %y = arith.addf %s, %t : f32
+      attn.yield %y : f32
+    }
+  return %o1, %o2, %o3 : tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32x8xf32>
+}

@@ -131,6 +131,39 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x
 // -----
 
 func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // A misspelled parameter is not taken for another dialect's attribute.
+  // expected-error @+1 {{unknown attribute 'window_lft'; mask parameters are window_left, window_right, dilation}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_lft = 4 : i64, window_right = 4 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{mask parameter 'window_left' must be an i64 integer, got "4"}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = "4", window_right = 4 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{mask parameter 'dilation' must be an i64 integer, got 2 : i32}}
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<dilated>, window_left = 4 : i64, window_right = 4 : i64, dilation = 2 : i32} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // Other dialects' (prefixed) attributes are theirs.
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>, mydialect.note = "kept"} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
   // expected-error @+1 {{'window_left' must be >= 0, got -1}}
   %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = -1 : i64, window_right = 2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
   return

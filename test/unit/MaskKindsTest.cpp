@@ -31,18 +31,18 @@ MaskParams randomParams(MaskKind kind, std::mt19937 &rng) {
   p.kind = kind;
   switch (kind) {
   case MaskKind::local:
-    p.windowLeft = window(rng);
-    p.windowRight = window(rng);
+    p.set("window_left", window(rng));
+    p.set("window_right", window(rng));
     break;
   case MaskKind::causal_local:
-    p.windowLeft = window(rng);
+    p.set("window_left", window(rng));
     if (coin(rng))
-      p.windowRight = window(rng);
+      p.set("window_right", window(rng));
     break;
   case MaskKind::dilated:
-    p.windowLeft = window(rng);
-    p.windowRight = window(rng);
-    p.dilation = dil(rng);
+    p.set("window_left", window(rng));
+    p.set("window_right", window(rng));
+    p.set("dilation", dil(rng));
     break;
   default:
     break;
@@ -116,7 +116,7 @@ TEST(MaskKinds, PredicateSpanAndFullTilesAgreeWithTheOracle) {
         bool full = maskFull(p, iaLo, iaHi, jLo, jHi);
         if (full)
           ASSERT_TRUE(allAllowed) << what << " declared full wrongly";
-        bool exact = kind != MaskKind::dilated || *p.dilation == 1;
+        bool exact = kind != MaskKind::dilated || *p.get("dilation") == 1;
         if (exact)
           ASSERT_EQ(full, allAllowed)
               << what << " rows " << iaLo << ".." << iaHi << " keys " << jLo
@@ -129,7 +129,8 @@ TEST(MaskKinds, PredicateSpanAndFullTilesAgreeWithTheOracle) {
 TEST(MaskKinds, HugeWindowsReachEveryKeyWithoutWrapping) {
   MaskParams p;
   p.kind = MaskKind::local;
-  p.windowLeft = p.windowRight = std::numeric_limits<int64_t>::max() - 1;
+  p.set("window_left", std::numeric_limits<int64_t>::max() - 1);
+  p.set("window_right", std::numeric_limits<int64_t>::max() - 1);
   EXPECT_TRUE(maskAllowed(p, 5, 0));
   EXPECT_TRUE(maskAllowed(p, -5, 1000));
   EXPECT_TRUE(maskFull(p, -100, 100, 0, 1000));
