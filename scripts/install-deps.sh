@@ -20,6 +20,10 @@ PACKAGES=(
   # The AVX2 code path on AVX-512 hosts, run as on a real AVX2 CPU
   # (qemu-x86_64 -cpu Haswell; test/Integration/targets.test).
   qemu-user
+  # GPU code without a GPU: Vulkan compute on the CPU (Mesa's lavapipe), the
+  # Vulkan loader and headers (lib/Runtime/VulkanRuntime.cpp), spirv-val;
+  # test/GPU/. CUDA's ptxas checks the PTX where the toolkit is installed.
+  mesa-vulkan-drivers libvulkan-dev spirv-tools
 )
 
 missing=()

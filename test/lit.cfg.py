@@ -68,6 +68,23 @@ if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= _flags:
 if os.path.exists(os.path.join(config.attn_obj_root, "bin", "attn-fuzz-json")):
     config.available_features.add("fuzzers")
 
+# GPU code without a GPU: the Vulkan runtime is built where libvulkan-dev is
+# (scripts/install-deps.sh installs it and lavapipe, so the test command has
+# both); ptxas where the CUDA toolkit is.
+if os.path.exists(os.path.join(config.attn_obj_root, "lib",
+                               "libattn_vulkan_runtime.so")):
+    config.available_features.add("vulkan-runtime")
+_ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas"
+    if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if _ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", _ptxas))
+if shutil.which("spirv-val") and shutil.which("spirv-dis"):
+    config.available_features.add("spirv-tools")
+config.substitutions.append(("%mlir_translate",
+                             os.path.join(config.llvm_tools_dir, "mlir-translate")))
+
 # Tests never read a user's tuning cache (~/.cache/attn-mlir/tuning.json).
 config.environment["ATTN_TUNING_CACHE"] = os.path.join(
     config.test_exec_root, "no-such-tuning-cache.json")

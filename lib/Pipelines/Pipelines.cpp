@@ -7,7 +7,12 @@
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -20,11 +25,18 @@ using namespace mlir;
 /// Bufferizes (function boundaries with identity layouts, results as
 /// out-parameters when asked) and lowers loops to the LLVM dialect. With
 /// `threads` != 1, scf.forall loops become OpenMP parallel loops.
+/// What a GPU pipeline adds: the device code's lowering (after
+/// bufferization) and the host's launch lowering (before the rest of LLVM).
+struct GpuLowering {
+  std::function<void(OpPassManager &)> device, host;
+};
+
 static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
                                        int64_t threads, bool vectorize,
                                        int64_t registerRows = 0,
                                        int64_t registerCols = 0,
-                                       int64_t vectorWidth = 0) {
+                                       int64_t vectorWidth = 0,
+                                       const GpuLowering *gpu = nullptr) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (vectorize) {
@@ -56,6 +68,10 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     options.modifyPublicFunctions = true;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(options));
   }
+  // Kernels leave the functions before deallocation runs on them (it does
+  // not know the effects of gpu ops such as subgroup reductions).
+  if (gpu)
+    gpu->device(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
   if (vectorize) {
     // Fold subviews into transfers and hoist invariant code first, so that
@@ -100,6 +116,8 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     pm.addPass(createConvertMathToLLVMPass());
     pm.addPass(createConvertMathToLibmPass());
   }
+  if (gpu)
+    gpu->host(pm);
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
@@ -151,6 +169,96 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   addBufferizeAndLowerToLLVM(pm, options.outParams, options.threads,
                              options.vectorize, options.registerRows,
                              options.registerCols, options.vectorWidth);
+}
+
+void mlir::attn::buildGpuPipeline(OpPassManager &pm,
+                                  const GpuPipelineOptions &options) {
+  addSetTarget(pm, options);
+  pm.addPass(createAttnDecomposeMha());
+  pm.addPass(createAttnRaiseMods());
+  AttnSdpaToGpuOptions kernel;
+  kernel.subgroupSize = options.subgroupSize;
+  kernel.rows = options.rows;
+  kernel.blockK = options.blockK;
+  kernel.sharedMemory = options.sharedMemory;
+  bool cuda = options.target == "cuda";
+  kernel.workgroupAttributions = cuda;
+  pm.addPass(createAttnSdpaToGpu(kernel));
+  // What stays on the CPU: GAT and the linalg around attention.
+  AttnLowerGatOptions gat;
+  pm.addPass(createAttnLowerGat(gat));
+  pm.addPass(createAttnLowerToLinalg());
+  if (options.linalgOnly)
+    return addLinalgCleanup(pm);
+
+  GpuLowering gpu;
+  std::string chip = options.chip;
+  gpu.device = [cuda, chip](OpPassManager &pm) {
+    // Constants CSE merged with the host's go back into the kernels: their
+    // arguments are buffers only.
+    pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+    pm.addPass(createGpuKernelOutliningPass());
+    if (cuda) {
+      GpuNVVMAttachTargetOptions nvvm;
+      nvvm.chip = chip;
+      pm.addPass(createGpuNVVMAttachTarget(nvvm));
+      OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+      device.addPass(arith::createArithExpandOpsPass());
+      device.addPass(createLowerAffinePass());
+      device.addPass(createSCFToControlFlowPass());
+      ConvertGpuOpsToNVVMOpsOptions toNVVM;
+      toNVVM.useBarePtrCallConv = true;
+      device.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+      device.addPass(createReconcileUnrealizedCastsPass());
+      GpuModuleToBinaryPassOptions binary;
+      binary.compilationTarget = "isa";
+      pm.addPass(createGpuModuleToBinaryPass(binary));
+      return;
+    }
+    pm.addPass(attn::createAttnPrepareSpirvKernels());
+    GpuSPIRVAttachTargetOptions spirv;
+    spirv.spirvVersion = "v1.3";
+    spirv.spirvCapabilities = {"Shader",
+                               "GroupNonUniform",
+                               "GroupNonUniformArithmetic",
+                               "Float16",
+                               "Int8",
+                               "Int16",
+                               "Int64",
+                               "StorageBuffer16BitAccess"};
+    spirv.spirvExtensions = {"SPV_KHR_storage_buffer_storage_class",
+                             "SPV_KHR_16bit_storage"};
+    spirv.clientApi = "Vulkan";
+    spirv.deviceId = 0;
+    pm.addPass(createGpuSPIRVAttachTarget(spirv));
+    OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+    device.addPass(arith::createArithExpandOpsPass());
+    device.addPass(createLowerAffinePass());
+    device.addPass(memref::createFoldMemRefAliasOpsPass());
+    device.addPass(createConvertMathToSPIRVPass());
+    device.addPass(createCanonicalizerPass());
+    // 64-bit index: positions and window bounds are index values of the
+    // mask definitions (windows of 2^62 mean "unbounded"); 32 bits would
+    // wrap them.
+    std::unique_ptr<Pass> toSpirv = createConvertGPUToSPIRVPass();
+    (void)toSpirv->initializeOptions(
+        "use-64bit-index=true", [](const Twine &) { return failure(); });
+    pm.addPass(std::move(toSpirv));
+    pm.addPass(attn::createAttnNestSpirvModules());
+    OpPassManager &spv =
+        pm.nest<gpu::GPUModuleOp>().nest<spirv::ModuleOp>();
+    spv.addPass(spirv::createSPIRVLowerABIAttributesPass());
+    spv.addPass(spirv::createSPIRVUpdateVCEPass());
+    pm.addPass(createGpuModuleToBinaryPass());
+  };
+  gpu.host = [](OpPassManager &pm) {
+    GpuToLLVMConversionPassOptions host;
+    host.kernelBarePtrCallConv = true;
+    host.kernelIntersperseSizeCallConv = true;
+    pm.addPass(createGpuToLLVMConversionPass(host));
+  };
+  addBufferizeAndLowerToLLVM(pm, options.outParams, /*threads=*/1,
+                             /*vectorize=*/true, 0, 0, 0, &gpu);
 }
 
 LogicalResult mlir::attn::checkCpuPipelineOptions(
@@ -210,5 +318,37 @@ void mlir::attn::registerAttnPipelines() {
       },
       [](function_ref<void(const detail::PassOptions &)> optHandler) {
         optHandler(CpuPipelineOptions());
+      });
+  registerPassPipeline(
+      "attn-gpu-pipeline",
+      "Lower attn IR to the LLVM dialect with the attention kernels on a GPU "
+      "(attn-sdpa-to-gpu: a subgroup per query row, K/V tiles in workgroup "
+      "memory, online softmax), compiled to SPIR-V (target=vulkan) or PTX "
+      "(target=cuda) and embedded as gpu.binary; the rest on the CPU",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        GpuPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (options.target != "vulkan" && options.target != "cuda")
+          return errorHandler("attn-gpu-pipeline: target must be vulkan or "
+                              "cuda, got '" + options.target + "'");
+        for (auto [name, value] :
+             {std::pair<StringRef, int64_t>{"subgroup-size",
+                                            options.subgroupSize},
+              {"rows", options.rows},
+              {"shared-memory", options.sharedMemory}})
+          if (value < 1)
+            return errorHandler("attn-gpu-pipeline: " + name +
+                                " must be >= 1, got " + Twine(value));
+        if (options.blockK < 0)
+          return errorHandler("attn-gpu-pipeline: block-k must be >= 0 (0: "
+                              "from shared-memory), got " +
+                              Twine(options.blockK));
+        buildGpuPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(GpuPipelineOptions());
       });
 }

@@ -113,6 +113,46 @@ LogicalResult
 checkCpuPipelineOptions(const CpuPipelineOptions &options,
                         function_ref<LogicalResult(const Twine &)> errorHandler);
 
+/// Options of the GPU pipeline.
+struct GpuPipelineOptions
+    : public CommonPipelineOptions<GpuPipelineOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("GPU to compile the attention kernels for: vulkan "
+                     "(SPIR-V for any Vulkan 1.3 device) or cuda (PTX)"),
+      llvm::cl::init("vulkan")};
+  Option<int64_t> subgroupSize{
+      *this, "subgroup-size",
+      llvm::cl::desc("The device's subgroup size, lanes per query row "
+                     "(lavapipe 8, NVIDIA 32; attn-run asks the device)"),
+      llvm::cl::init(32)};
+  Option<int64_t> rows{
+      *this, "rows",
+      llvm::cl::desc("Query rows (subgroups) per workgroup"),
+      llvm::cl::init(4)};
+  Option<int64_t> blockK{
+      *this, "block-k",
+      llvm::cl::desc("Keys per K/V tile staged in workgroup memory (0: as "
+                     "many as fit shared-memory, at most 64)"),
+      llvm::cl::init(0)};
+  Option<int64_t> sharedMemory{
+      *this, "shared-memory",
+      llvm::cl::desc("Workgroup memory budget in bytes for the K/V tiles"),
+      llvm::cl::init(16384)};
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("NVIDIA architecture of target=cuda (sm_80, sm_90a)"),
+      llvm::cl::init("sm_80")};
+};
+
+/// attn -> attention kernels as gpu.launch (attn-sdpa-to-gpu; mha
+/// decomposed first), the rest of the function on the CPU (as the CPU
+/// pipeline, one thread) -> kernels outlined and compiled for the target
+/// (SPIR-V for Vulkan, PTX for CUDA), embedded as gpu.binary; host code
+/// calls the mgpu* launch API (lib/Runtime/VulkanRuntime.cpp).
+void buildGpuPipeline(OpPassManager &pm,
+                      const GpuPipelineOptions &options = {});
+
 /// Registers the named pipelines with the global pipeline registry
 /// (`attn-reference-pipeline`, `attn-cpu-pipeline`).
 void registerAttnPipelines();

@@ -168,6 +168,8 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
     return createStringError("JIT compilation failed: %s",
                              llvm::toString(engine.takeError()).c_str());
   jit->engine = std::move(*engine);
+  // Global constructors: a GPU module's kernels are loaded by one.
+  jit->engine->initialize();
   for (auto &entry : jit->signatures) {
     auto fn =
         jit->engine->lookupPacked(("_mlir_ciface_" + entry.getKey()).str());

@@ -104,6 +104,89 @@ def AttnDecomposeMha : Pass<"attn-decompose-mha"> {
   ];
 }
 
+def AttnSdpaToGpu : Pass<"attn-sdpa-to-gpu"> {
+  let summary = "Lower attn.sdpa to a gpu.launch: one subgroup per query row, K/V tiles staged in workgroup memory, online softmax";
+  let description = [{
+    Rewrites each `attn.sdpa` with static shapes into a `gpu.launch` over
+    buffers (`bufferization.to_buffer` of the operands, a fresh buffer for
+    the result, `bufferization.to_tensor` of it), so that the rest of the
+    function stays on tensors and is bufferized with it.
+
+    Mapping: workgroups are (query tile, head, batch) — grid
+    `ceil(Lq / rows) x H x B`; a workgroup is `subgroup-size x rows`
+    threads: thread (x, y) is lane x of the subgroup that owns query row
+    `tile * rows + y`. Each lane holds the query elements `d = x + c *
+    subgroup-size` (registers, `ceil(E / subgroup-size)` of them) and the
+    same slice of the output accumulator. Per key tile of `block-k` keys the
+    workgroup stages K and V in workgroup memory (two barriers); per key the
+    lanes' partial dot products are summed by `gpu.subgroup_reduce add`, and
+    the online-softmax step (running max, rescaled sum and accumulator) is
+    taken by every lane on the subgroup-uniform score. The key tiles visited
+    are the key span of the workgroup's rows from the mask kind's definition
+    (`dialect/MaskKinds.h`); masks, padding, alignment, bias, relative bias,
+    Shaw keys, ALiBi and the `score_mod` / `mask_mod` regions come from the
+    one score emitter every lowering shares (`SdpaScoreEmitter`), tensors
+    it reads are read from their buffers. f16 operands are read as f32 and
+    the result rounded once; rows without an allowed key give 0 (lse
+    `-inf`).
+
+    `subgroup-size` must be the device's subgroup size (8 on lavapipe, 32 on
+    NVIDIA); it is the workgroup's x size, which the Vulkan runtime checks
+    at launch. The graph mask (CSR operands) and dynamic shapes are
+    refused with one error naming the op.
+  }];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
+           "Lanes per query row: the device's subgroup size">,
+    Option<"rows", "rows", "int64_t", /*default=*/"4",
+           "Query rows (subgroups) per workgroup">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"0",
+           "Keys per staged K/V tile (0: as many as fit shared-memory, at "
+           "most 64)">,
+    Option<"sharedMemory", "shared-memory", "int64_t", /*default=*/"16384",
+           "Workgroup memory budget in bytes for the staged K/V tiles">,
+    Option<"workgroupAttributions", "workgroup-attributions", "bool",
+           /*default=*/"false",
+           "Workgroup buffers as gpu.launch workgroup attributions (NVVM) "
+           "instead of memref.alloc in memory space 3 (SPIR-V)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnPrepareSpirvKernels : Pass<"attn-prepare-spirv-kernels", "::mlir::ModuleOp"> {
+  let summary = "Prepare GPU kernels for convert-gpu-to-spirv: workgroup sizes, sign extensions";
+  let description = [{
+    Two things, on every `gpu.func` kernel:
+
+    - `convert-gpu-to-spirv` needs `spirv.entry_point_abi<workgroup_size =
+      [x, y, z]>` (the SPIR-V `LocalSize`); `gpu-kernel-outlining` records
+      the launch's constant block size as `known_block_size`. It is copied
+      over; a kernel without a known block size is one error naming it.
+    - Sign extensions to 64 bits (`arith.extsi`, and `arith.index_cast` of
+      a narrower integer to `index`, 64-bit in SPIR-V) become a zero
+      extension and `(x ^ 2^(n-1)) - 2^(n-1)`, which is the same value:
+      Mesa's lavapipe (22.3) miscompiles `OpSConvert` feeding a comparison
+      (an i32 `kv_lengths` compared with a key index was always greater).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::spirv::SPIRVDialect"];
+}
+
+def AttnNestSpirvModules : Pass<"attn-nest-spirv-modules", "::mlir::ModuleOp"> {
+  let summary = "Move each spirv.module into the gpu.module it was converted from";
+  let description = [{
+    `convert-gpu-to-spirv` puts the `spirv.module @__spv__NAME` of
+    `gpu.module @NAME` beside it; `gpu-module-to-binary` serializes a
+    SPIR-V target's `spirv.module` only from inside the `gpu.module`. This
+    pass moves it there (upstream does the same with a test-only pass).
+  }];
+}
+
 def AttnTile : Pass<"attn-tile"> {
   let summary = "FlashAttention-style tiling of attn.sdpa with online softmax";
   let description = [{

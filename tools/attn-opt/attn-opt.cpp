@@ -30,13 +30,15 @@
 /// (test/tools/attn-opt/help.test checks that every pass of
 /// docs/reference/AttnPasses.md is listed).
 static constexpr const char *kAttnPipelines[] = {"attn-cpu-pipeline",
+                                                 "attn-gpu-pipeline",
                                                  "attn-reference-pipeline"};
 static constexpr const char *kAttnPasses[] = {
     "attn-set-target",      "attn-decompose-mha",   "attn-raise-mods",
     "attn-simplify-masks",
     "attn-fold-scale",      "attn-lower-to-linalg", "attn-tile",
     "attn-lower-gat",       "attn-lower-gat-unfused", "attn-vectorize",
-    "attn-lower-vectors",   "attn-expand-bf16"};
+    "attn-lower-vectors",   "attn-expand-bf16",     "attn-sdpa-to-gpu",
+    "attn-prepare-spirv-kernels", "attn-nest-spirv-modules"};
 
 /// The --help overview: what attn-opt adds to mlir-opt, with each pipeline's
 /// and pass's one-line description from its registration.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Runtime/Evaluate.h"
+#include "lib/Runtime/GpuDevice.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Tensor.h"
 #include "lib/Runtime/Tuner.h"
@@ -49,6 +50,13 @@ static cl::opt<std::string>
     pipeline("pipeline",
              cl::desc("Pass pipeline that lowers the module to LLVM"),
              cl::init("attn-cpu-pipeline"), cl::cat(category));
+static cl::opt<std::string>
+    gpuTarget("target",
+              cl::desc("Where attention runs: cpu (default), or vulkan (the "
+                       "kernels as SPIR-V on a Vulkan 1.3 device: a GPU, or "
+                       "Mesa's lavapipe on the CPU), compiled by "
+                       "attn-gpu-pipeline for the device's subgroup size"),
+              cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     targetCpu("target-cpu",
               cl::desc("CPU to compile for, as llc's -mcpu (default: this "
@@ -385,6 +393,15 @@ int main(int argc, char **argv) {
   if (threads < 1)
     return fail("--num-threads must be >= 1");
   bool plainPipeline = pipeline == "attn-cpu-pipeline";
+  std::optional<GpuDevice> gpu;
+  if (gpuTarget != "cpu") {
+    llvm::Expected<GpuDevice> device = findGpuDevice(gpuTarget);
+    if (!device)
+      return fail(device.takeError());
+    gpu = *device;
+    if (tune)
+      return fail("--tune tunes the CPU pipeline, not --target=" + gpuTarget);
+  }
   if (tune) {
     if (!plainPipeline)
       return fail("--tune tunes the tiles of the plain attn-cpu-pipeline "
@@ -397,7 +414,10 @@ int main(int argc, char **argv) {
   // The plain CPU pipeline runs on --threads, with a single function's
   // tuned tiles when the cache has them for this target and thread count.
   std::string lowering = pipeline;
-  if (plainPipeline) {
+  if (gpu) {
+    if (pipeline.getNumOccurrences() == 0)
+      lowering = gpu->pipeline();
+  } else if (plainPipeline) {
     std::string tiles;
     if (names->size() == 1)
       if (std::optional<TileChoice> tuned = TuningCache::find(
@@ -417,6 +437,11 @@ int main(int argc, char **argv) {
   options.pipeline = lowering;
   options.targetCpu = targetCpu;
   options.targetFeatures = targetFeatures;
+  if (gpu) {
+    options.sharedLibs.push_back(gpu->library);
+    llvm::outs() << "attn-run: " << gpu->target << " device '" << gpu->name
+                 << "', subgroup size " << gpu->subgroupSize << "\n";
+  }
   auto jit = JitModule::compile(*module, options);
   if (!jit)
     return fail(jit.takeError());

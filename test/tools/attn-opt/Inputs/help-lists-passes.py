@@ -10,7 +10,7 @@ import re
 import sys
 
 FIRST_LINES = 30
-PIPELINES = ["attn-cpu-pipeline", "attn-reference-pipeline"]
+PIPELINES = ["attn-cpu-pipeline", "attn-gpu-pipeline", "attn-reference-pipeline"]
 
 help_lines = open(sys.argv[1]).read().splitlines()
 passes = re.findall(r"^### `-(attn-[a-z0-9-]+)`", open(sys.argv[2]).read(),

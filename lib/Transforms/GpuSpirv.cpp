@@ -1,0 +1,97 @@
+//===- GpuSpirv.cpp - glue between gpu kernels and SPIR-V modules ---------===//
+
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNPREPARESPIRVKERNELS
+#define GEN_PASS_DEF_ATTNNESTSPIRVMODULES
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+struct AttnPrepareSpirvKernels
+    : attn::impl::AttnPrepareSpirvKernelsBase<AttnPrepareSpirvKernels> {
+  void runOnOperation() override {
+    getOperation()->walk([&](gpu::GPUFuncOp func) {
+      if (!func.isKernel() || func->hasAttr(spirv::getEntryPointABIAttrName()))
+        return WalkResult::advance();
+      DenseI32ArrayAttr size = func.getKnownBlockSizeAttr();
+      if (!size || size.size() != 3) {
+        func.emitOpError("attn-prepare-spirv-kernels: kernel has no "
+                         "known_block_size (launch it with a constant "
+                         "block size)");
+        signalPassFailure();
+        return WalkResult::interrupt();
+      }
+      func->setAttr(spirv::getEntryPointABIAttrName(),
+                    spirv::getEntryPointABIAttr(&getContext(), size.asArrayRef()));
+      return WalkResult::advance();
+    });
+    getOperation()->walk([&](gpu::GPUModuleOp module) {
+      module->walk([&](Operation *op) {
+        if (isa<arith::ExtSIOp, arith::IndexCastOp>(op))
+          rewriteSignExtension(op);
+      });
+    });
+  }
+
+  /// x (iN, N < 64) sign-extended to 64 bits, as (zext(x) ^ s) - s with
+  /// s = 2^(N-1).
+  static void rewriteSignExtension(Operation *op) {
+    Value in = op->getOperand(0);
+    Type to = op->getResult(0).getType();
+    auto inType = dyn_cast<IntegerType>(in.getType());
+    bool toIndex = to.isIndex();
+    auto toType = dyn_cast<IntegerType>(to);
+    if (!inType || inType.getWidth() >= 64 ||
+        !(toIndex || (toType && toType.getWidth() == 64)))
+      return;
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Type i64 = b.getI64Type();
+    Value wide = arith::ExtUIOp::create(b, loc, i64, in);
+    Value sign = arith::ConstantOp::create(
+        b, loc, b.getI64IntegerAttr(int64_t(1) << (inType.getWidth() - 1)));
+    Value r = arith::SubIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, wide, sign), sign);
+    if (toIndex)
+      r = arith::IndexCastOp::create(b, loc, to, r);
+    op->getResult(0).replaceAllUsesWith(r);
+    op->erase();
+  }
+};
+
+struct AttnNestSpirvModules
+    : attn::impl::AttnNestSpirvModulesBase<AttnNestSpirvModules> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<spirv::ModuleOp> spirvModules(
+        module.getBody()->getOps<spirv::ModuleOp>());
+    for (spirv::ModuleOp spv : spirvModules) {
+      std::optional<StringRef> name = spv.getName();
+      if (!name || !name->starts_with("__spv__"))
+        continue;
+      auto gpuModule =
+          module.lookupSymbol<gpu::GPUModuleOp>(name->drop_front(7));
+      if (!gpuModule) {
+        spv.emitOpError("attn-nest-spirv-modules: no gpu.module @")
+            << name->drop_front(7) << " for this SPIR-V module";
+        return signalPassFailure();
+      }
+      spv->moveBefore(gpuModule.getBody(), gpuModule.getBody()->end());
+    }
+  }
+};
+
+} // namespace

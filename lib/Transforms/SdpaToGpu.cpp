@@ -1,0 +1,474 @@
+//===- SdpaToGpu.cpp - attn.sdpa as a gpu.launch --------------------------===//
+//
+// One subgroup per query row: lane x holds the query and accumulator
+// elements x, x + S, x + 2S, ... (S = subgroup size) in registers; K and V
+// tiles are staged in workgroup memory; each key's score is the subgroup sum
+// of the lanes' partial dot products, and the online-softmax step is taken
+// on it by every lane. What a score is (scale, biases, masks, regions) comes
+// from SdpaScoreEmitter and the mask kinds' definitions, as in every other
+// lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnOps.h"
+#include "dialect/MaskKinds.h"
+#include "lib/Transforms/LinalgBuilders.h"
+#include "lib/Transforms/Passes.h"
+#include "lib/Transforms/SdpaScore.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNSDPATOGPU
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Workgroup memory: memory space 3 (what convert-gpu-to-spirv maps to the
+/// Workgroup storage class and NVVM to shared memory).
+constexpr unsigned kWorkgroupSpace = 3;
+
+struct Sizes {
+  int64_t b, h, hkv, lq, lk, e, ev;
+};
+
+/// Small arithmetic helpers on index values.
+struct Ix {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return buildIndexConstant(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value floorDiv(Value x, int64_t d) {
+    return arith::FloorDivSIOp::create(b, loc, x, c(d));
+  }
+};
+
+class Lowering {
+public:
+  Lowering(SdpaOp op, const AttnSdpaToGpuOptions &options)
+      : op(op), opts(options) {}
+
+  LogicalResult run();
+
+private:
+  Value toBuffer(OpBuilder &b, Value tensor);
+  void buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf, Value kBuf,
+                   Value vBuf, Value oBuf, Value lseBuf, Value kSh, Value vSh);
+  /// i1: key `j` is in row `i` of the CSR (each lane scans every S-th
+  /// entry of the row; the subgroup combines them). Duplicates are harmless.
+  Value graphAllowed(OpBuilder &b, Value i, Value j);
+  /// f32 of `v` (f16 read as f32).
+  Value widen(OpBuilder &b, Location loc, Value v) {
+    if (v.getType().isF32())
+      return v;
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  }
+
+  SdpaOp op;
+  const AttnSdpaToGpuOptions &opts;
+  Sizes sz{};
+  int64_t bk = 0;
+  SdpaScoreEmitter emitter{op};
+};
+
+} // namespace
+
+Value Lowering::toBuffer(OpBuilder &b, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return bufferization::ToBufferOp::create(b, op.getLoc(), memrefType, tensor,
+                                           /*read_only=*/true);
+}
+
+LogicalResult Lowering::run() {
+  Location loc = op.getLoc();
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType();
+  auto vType = op.getValue().getType();
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && !t.hasStaticShape())
+      return op.emitOpError("attn-sdpa-to-gpu: dynamic shapes are not "
+                            "supported on the GPU path (operand of type ")
+             << t << ")";
+  Type elem = qType.getElementType();
+  if (!elem.isF32() && !elem.isF16())
+    return op.emitOpError("attn-sdpa-to-gpu: element type ")
+           << elem << " is not supported on the GPU path (f32, f16)";
+  if (!elem.isF32() && (op.getBias() || op.getRelBias() || op.getRelKey() ||
+                        op.getAlibiSlopes() || !op.getScoreMod().empty()))
+    return op.emitOpError("attn-sdpa-to-gpu: score modifications on f16 "
+                          "operands are not supported on the GPU path yet");
+  if (opts.subgroupSize < 1 || opts.rows < 1 || opts.blockK < 0 ||
+      opts.sharedMemory < 1)
+    return op.emitOpError("attn-sdpa-to-gpu: subgroup-size, rows and "
+                          "shared-memory must be >= 1 and block-k >= 0");
+
+  sz = {qType.getDimSize(0), qType.getDimSize(1), kType.getDimSize(1),
+        qType.getDimSize(2), kType.getDimSize(2), qType.getDimSize(3),
+        vType.getDimSize(3)};
+  // K and V tiles in f32: 4 (E + Ev) bytes per key.
+  int64_t perKey = 4 * (sz.e + sz.ev);
+  bk = opts.blockK ? opts.blockK
+                   : std::clamp<int64_t>(opts.sharedMemory / perKey, 1, 64);
+  bk = std::min(bk, sz.lk);
+  if (bk * perKey > opts.sharedMemory)
+    return op.emitOpError("attn-sdpa-to-gpu: block-k = ")
+           << bk << " needs " << bk * perKey
+           << " bytes of workgroup memory for K and V, over shared-memory = "
+           << opts.sharedMemory;
+
+  OpBuilder b(op);
+  Value qBuf = toBuffer(b, op.getQuery());
+  Value kBuf = toBuffer(b, op.getKey());
+  Value vBuf = toBuffer(b, op.getValue());
+  auto oType = op.getOutput().getType();
+  Value oBuf = memref::AllocOp::create(
+      b, loc, MemRefType::get(oType.getShape(), oType.getElementType()));
+  Value lseBuf;
+  if (Value lse = op.getLse()) {
+    auto t = cast<RankedTensorType>(lse.getType());
+    lseBuf = memref::AllocOp::create(
+        b, loc, MemRefType::get(t.getShape(), t.getElementType()));
+  }
+
+  Ix ix{b, loc};
+  int64_t rows = opts.rows;
+  Value gridX = ix.c((sz.lq + rows - 1) / rows);
+  auto f32 = b.getF32Type();
+  auto space = b.getI64IntegerAttr(kWorkgroupSpace);
+  auto kShType = MemRefType::get({bk, sz.e}, f32, MemRefLayoutAttrInterface(),
+                                 space);
+  auto vShType = MemRefType::get({bk, sz.ev}, f32, MemRefLayoutAttrInterface(),
+                                 space);
+  SmallVector<Type> attributions;
+  if (opts.workgroupAttributions)
+    attributions = {kShType, vShType};
+  auto launch = gpu::LaunchOp::create(
+      b, loc, gridX, ix.c(sz.h), ix.c(sz.b), ix.c(opts.subgroupSize),
+      ix.c(rows), ix.c(1), /*dynamicSharedMemorySize=*/nullptr,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, attributions);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToStart(&body);
+    Value kSh, vSh;
+    if (opts.workgroupAttributions) {
+      kSh = launch.getWorkgroupAttributions()[0];
+      vSh = launch.getWorkgroupAttributions()[1];
+    } else {
+      kSh = memref::AllocOp::create(b, loc, kShType);
+      vSh = memref::AllocOp::create(b, loc, vShType);
+    }
+    buildKernel(b, launch, qBuf, kBuf, vBuf, oBuf, lseBuf, kSh, vSh);
+    gpu::TerminatorOp::create(b, loc);
+  }
+
+  // Tensors the emitter (and inlined regions) read inside the launch are
+  // read from their buffers.
+  DenseMap<Value, Value> buffers;
+  SmallVector<tensor::ExtractOp> extracts;
+  launch.getBody().walk([&](tensor::ExtractOp e) { extracts.push_back(e); });
+  for (tensor::ExtractOp e : extracts) {
+    Value t = e.getTensor();
+    if (launch.getBody().isAncestor(t.getParentRegion()))
+      return e.emitOpError("attn-sdpa-to-gpu: a tensor defined inside the "
+                           "kernel cannot be read");
+    Value &buf = buffers[t];
+    if (!buf) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(launch);
+      buf = toBuffer(b, t);
+    }
+    OpBuilder lb(e);
+    Value load = memref::LoadOp::create(lb, e.getLoc(), buf, e.getIndices());
+    e.replaceAllUsesWith(load);
+    e.erase();
+  }
+
+  b.setInsertionPointAfter(launch);
+  auto toTensor = [&](Value buf, Type type) {
+    return bufferization::ToTensorOp::create(b, loc, type, buf,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  };
+  op.getOutput().replaceAllUsesWith(toTensor(oBuf, oType));
+  if (Value lse = op.getLse())
+    lse.replaceAllUsesWith(toTensor(lseBuf, lse.getType()));
+  op.erase();
+  return success();
+}
+
+Value Lowering::graphAllowed(OpBuilder &b, Value i, Value j) {
+  Location loc = op.getLoc();
+  Ix ix{b, loc};
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  };
+  Value rowPtr = op.getRowPtr(), colIdx = op.getColIdx();
+  Value begin = toIndex(tensor::ExtractOp::create(b, loc, rowPtr, ValueRange{i}));
+  Value end = toIndex(
+      tensor::ExtractOp::create(b, loc, rowPtr, ValueRange{ix.add(i, ix.c(1))}));
+  Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto f32 = b.getF32Type();
+  Value zero = buildFloatConstant(b, loc, f32, 0.0);
+  auto scan = scf::ForOp::create(b, loc, ix.add(begin, lane), end,
+                                 ix.c(opts.subgroupSize), ValueRange{zero});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(scan.getBody());
+    Value col = toIndex(tensor::ExtractOp::create(
+        b, loc, colIdx, ValueRange{scan.getInductionVar()}));
+    Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, col, j);
+    Value found = arith::SelectOp::create(
+        b, loc, hit, buildFloatConstant(b, loc, f32, 1.0),
+        scan.getRegionIterArgs()[0]);
+    scf::YieldOp::create(b, loc, found);
+  }
+  Value any = gpu::SubgroupReduceOp::create(b, loc, scan.getResult(0),
+                                            gpu::AllReduceOperation::MAXNUMF,
+                                            /*uniform=*/false);
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, any, zero);
+}
+
+void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
+                           Value kBuf, Value vBuf, Value oBuf, Value lseBuf,
+                           Value kSh, Value vSh) {
+  Location loc = op.getLoc();
+  Ix ix{b, loc};
+  auto f32 = b.getF32Type();
+  const int64_t s = opts.subgroupSize, rows = opts.rows;
+  const int64_t n = (sz.e + s - 1) / s, nv = (sz.ev + s - 1) / s;
+  Value zero = buildFloatConstant(b, loc, f32, 0.0);
+  Value one = buildFloatConstant(b, loc, f32, 1.0);
+  Value negInf =
+      buildFloatConstant(b, loc, f32, -std::numeric_limits<double>::infinity());
+
+  Value tile = launch.getBlockIds().x, h = launch.getBlockIds().y,
+        batch = launch.getBlockIds().z;
+  Value lane = launch.getThreadIds().x, row = launch.getThreadIds().y;
+  Value i = ix.add(ix.mul(tile, ix.c(rows)), row);
+  Value rowValid = ix.lt(i, ix.c(sz.lq));
+  Value ic = ix.min(i, ix.c(sz.lq - 1));
+  Value kh = ix.div(h, ix.c(sz.h / sz.hkv));
+
+  // The lane's elements of the query row (0 past E).
+  auto laneDim = [&](int64_t c) { return ix.add(lane, ix.c(c * s)); };
+  SmallVector<Value> q;
+  for (int64_t c = 0; c < n; ++c) {
+    Value d = laneDim(c);
+    Value inRange = ix.lt(d, ix.c(sz.e));
+    Value x = widen(b, loc,
+                    memref::LoadOp::create(
+                        b, loc, qBuf,
+                        ValueRange{batch, h, ic, ix.min(d, ix.c(sz.e - 1))}));
+    q.push_back(arith::SelectOp::create(b, loc, inRange, x, zero));
+  }
+
+  // Key tiles: the kind's key span of this workgroup's rows, within [0, Lk).
+  Value iLo = ix.mul(tile, ix.c(rows));
+  Value iHi = ix.min(ix.add(iLo, ix.c(rows - 1)), ix.c(sz.lq - 1));
+  KeySpan span = buildMaskKeySpan(
+      b, loc, emitter.maskParams(), emitter.queryPosition(b, loc, batch, iLo),
+      emitter.queryPosition(b, loc, batch, iHi));
+  Value first = span.first ? ix.max(span.first, ix.c(0)) : ix.c(0);
+  Value last = span.last ? ix.min(span.last, ix.c(sz.lk - 1)) : ix.c(sz.lk - 1);
+  Value ktFirst = ix.floorDiv(first, bk);
+  Value ktEnd = ix.max(ix.add(ix.floorDiv(last, bk), ix.c(1)), ktFirst);
+
+  Value threads = ix.c(s * rows);
+  Value flat = ix.add(ix.mul(row, ix.c(s)), lane);
+
+  SmallVector<Value> init{negInf, zero};
+  init.append(nv, zero);
+  auto keyTiles = scf::ForOp::create(b, loc, ktFirst, ktEnd, ix.c(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(keyTiles.getBody());
+    Value kt = keyTiles.getInductionVar();
+    Value j0 = ix.mul(kt, ix.c(bk));
+    // Stage K and V rows j0 .. j0 + bk (clamped: rows past Lk are masked).
+    gpu::BarrierOp::create(b, loc);
+    auto stage = [&](Value src, Value dst, int64_t width) {
+      auto loop =
+          scf::ForOp::create(b, loc, flat, ix.c(bk * width), threads);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value idx = loop.getInductionVar();
+      Value r = ix.div(idx, ix.c(width)), d = ix.rem(idx, ix.c(width));
+      Value j = ix.min(ix.add(j0, r), ix.c(sz.lk - 1));
+      Value x = widen(b, loc,
+                      memref::LoadOp::create(b, loc, src,
+                                             ValueRange{batch, kh, j, d}));
+      memref::StoreOp::create(b, loc, x, dst, ValueRange{r, d});
+    };
+    stage(kBuf, kSh, sz.e);
+    stage(vBuf, vSh, sz.ev);
+    gpu::BarrierOp::create(b, loc);
+
+    auto keys = scf::ForOp::create(b, loc, ix.c(0), ix.c(bk), ix.c(1),
+                                   keyTiles.getRegionIterArgs());
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(keys.getBody());
+      Value r = keys.getInductionVar();
+      Value j = ix.add(j0, r);
+      Value jc = ix.min(j, ix.c(sz.lk - 1));
+      // The lanes' partial dot products, summed over the subgroup.
+      auto dot = [&](function_ref<Value(Value)> load) {
+        Value part = zero;
+        for (int64_t c = 0; c < n; ++c) {
+          Value d = ix.min(laneDim(c), ix.c(sz.e - 1));
+          part = math::FmaOp::create(b, loc, q[c], load(d), part);
+        }
+        return gpu::SubgroupReduceOp::create(b, loc, part,
+                                             gpu::AllReduceOperation::ADD,
+                                             /*uniform=*/false);
+      };
+      Value qk = dot([&](Value d) {
+        return memref::LoadOp::create(b, loc, kSh, ValueRange{r, d});
+      });
+      ScorePosition pos{batch, h, ic, jc};
+      Value shaw;
+      if (Value relKey = op.getRelKey()) {
+        Value rel = emitter.relativeIndex(b, loc, pos);
+        shaw = dot([&](Value d) {
+          return widen(b, loc,
+                       tensor::ExtractOp::create(b, loc, relKey,
+                                                 ValueRange{rel, d}));
+        });
+      }
+      Value biasElem;
+      if (Value bias = op.getBias()) {
+        auto shape = cast<RankedTensorType>(bias.getType()).getShape();
+        Value full[4] = {batch, h, ic, jc};
+        SmallVector<Value> idx;
+        for (int d = 0; d < 4; ++d)
+          idx.push_back(shape[d] == 1 ? ix.c(0) : full[d]);
+        biasElem = widen(b, loc, tensor::ExtractOp::create(b, loc, bias, idx));
+      }
+      Value score = emitter.modify(b, loc, pos, qk, shaw, biasElem);
+      SmallVector<Value> extra{ix.lt(j, ix.c(sz.lk))};
+      if (op.getMask() == MaskKind::graph)
+        extra.push_back(graphAllowed(b, ic, jc));
+      Value allowed = emitter.allowed(b, loc, pos, extra);
+      score = arith::SelectOp::create(b, loc, allowed, score, negInf);
+
+      // Online softmax: m' = max(m, s), l' = l e^(m - m') + e^(s - m'),
+      // acc' = acc e^(m - m') + e^(s - m') v; nothing while m' = -inf.
+      Value m = keys.getRegionIterArgs()[0], l = keys.getRegionIterArgs()[1];
+      Value mNew = arith::MaxNumFOp::create(b, loc, m, score);
+      Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         mNew, negInf);
+      Value corr = arith::SelectOp::create(
+          b, loc, dead, one,
+          math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, mNew)));
+      Value p = arith::SelectOp::create(
+          b, loc, dead, zero,
+          math::ExpOp::create(b, loc,
+                              arith::SubFOp::create(b, loc, score, mNew)));
+      SmallVector<Value> next{mNew, math::FmaOp::create(b, loc, l, corr, p)};
+      for (int64_t c = 0; c < nv; ++c) {
+        Value d = ix.min(laneDim(c), ix.c(sz.ev - 1));
+        Value v = memref::LoadOp::create(b, loc, vSh, ValueRange{r, d});
+        Value acc = keys.getRegionIterArgs()[2 + c];
+        next.push_back(math::FmaOp::create(
+            b, loc, p, v, arith::MulFOp::create(b, loc, acc, corr)));
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+    scf::YieldOp::create(b, loc, keys.getResults());
+  }
+
+  // o = acc / l (0 where no key was allowed); lse = m + log l (-inf).
+  Value m = keyTiles.getResult(0), l = keyTiles.getResult(1);
+  Value any = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
+  Type oElem = cast<MemRefType>(oBuf.getType()).getElementType();
+  for (int64_t c = 0; c < nv; ++c) {
+    Value d = laneDim(c);
+    Value store = arith::AndIOp::create(b, loc, rowValid,
+                                        ix.lt(d, ix.c(sz.ev)));
+    auto ifOp = scf::IfOp::create(b, loc, store, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value o = arith::SelectOp::create(
+        b, loc, any,
+        arith::DivFOp::create(b, loc, keyTiles.getResult(2 + c), l), zero);
+    if (oElem != f32)
+      o = arith::TruncFOp::create(b, loc, oElem, o);
+    memref::StoreOp::create(b, loc, o, oBuf, ValueRange{batch, h, i, d});
+  }
+  if (lseBuf) {
+    Value store = arith::AndIOp::create(b, loc, rowValid,
+                                        ix.lt(lane, ix.c(1)));
+    auto ifOp = scf::IfOp::create(b, loc, store, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value lse = arith::SelectOp::create(
+        b, loc, any,
+        arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)),
+        negInf);
+    Type lElem = cast<MemRefType>(lseBuf.getType()).getElementType();
+    if (lElem != f32)
+      lse = arith::TruncFOp::create(b, loc, lElem, lse);
+    memref::StoreOp::create(b, loc, lse, lseBuf, ValueRange{batch, h, i});
+  }
+}
+
+namespace {
+/// gpu.launch_func reads and writes its buffer arguments (upstream declares
+/// no effects, and buffer deallocation refuses ops without them).
+struct LaunchFuncEffects
+    : MemoryEffectOpInterface::ExternalModel<LaunchFuncEffects,
+                                             gpu::LaunchFuncOp> {
+  void getEffects(Operation *op,
+                  SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                      &effects) const {
+    for (OpOperand &operand : op->getOpOperands())
+      if (isa<MemRefType>(operand.get().getType())) {
+        effects.emplace_back(MemoryEffects::Read::get(), &operand);
+        effects.emplace_back(MemoryEffects::Write::get(), &operand);
+      }
+  }
+};
+
+struct AttnSdpaToGpu : attn::impl::AttnSdpaToGpuBase<AttnSdpaToGpu> {
+  using Base::Base;
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
+      gpu::LaunchFuncOp::attachInterface<LaunchFuncEffects>(*ctx);
+    });
+  }
+  void runOnOperation() override {
+    SmallVector<SdpaOp> ops;
+    getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
+    AttnSdpaToGpuOptions options{subgroupSize, rows, blockK, sharedMemory,
+                                 workgroupAttributions};
+    for (SdpaOp op : ops)
+      if (failed(Lowering(op, options).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace
