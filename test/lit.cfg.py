@@ -23,7 +23,8 @@ config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
-                                     "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"])
+                                     "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                                     "CUDA_HOME"])
 llvm_config.use_default_substitutions()
 
 # PyTorch and NumPy come from Debian and run with /usr/bin/python3; the python3
@@ -80,6 +81,13 @@ _ptxas = shutil.which("ptxas") or (
 if _ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", _ptxas))
+# An NVIDIA driver (the CUDA runtime's dlopen target): only device machines.
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
 if shutil.which("spirv-val") and shutil.which("spirv-dis"):
     config.available_features.add("spirv-tools")
 config.substitutions.append(("%mlir_translate",

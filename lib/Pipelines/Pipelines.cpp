@@ -20,6 +20,8 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 
 /// Bufferizes (function boundaries with identity layouts, results as
@@ -193,7 +195,13 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
 
   GpuLowering gpu;
   std::string chip = options.chip;
-  gpu.device = [cuda, chip](OpPassManager &pm) {
+  int64_t subgroupSize = options.subgroupSize;
+  std::string toolkit = options.cudaToolkit;
+  if (toolkit.empty()) {
+    const char *home = std::getenv("CUDA_HOME");
+    toolkit = home && *home ? home : "/usr/local/cuda";
+  }
+  gpu.device = [cuda, chip, subgroupSize, toolkit](OpPassManager &pm) {
     // Constants CSE merged with the host's go back into the kernels: their
     // arguments are buffers only.
     pm.addPass(createGpuLaunchSinkIndexComputationsPass());
@@ -203,6 +211,9 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
       nvvm.chip = chip;
       pm.addPass(createGpuNVVMAttachTarget(nvvm));
       OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+      attn::AttnSubgroupReduceToShufflesOptions shuffles;
+      shuffles.subgroupSize = subgroupSize;
+      device.addPass(attn::createAttnSubgroupReduceToShuffles(shuffles));
       device.addPass(arith::createArithExpandOpsPass());
       device.addPass(createLowerAffinePass());
       device.addPass(createSCFToControlFlowPass());
@@ -212,6 +223,8 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
       device.addPass(createReconcileUnrealizedCastsPass());
       GpuModuleToBinaryPassOptions binary;
       binary.compilationTarget = "isa";
+      // libdevice (the kernels' exp, log and fma) is linked from here.
+      binary.toolkitPath = toolkit;
       pm.addPass(createGpuModuleToBinaryPass(binary));
       return;
     }

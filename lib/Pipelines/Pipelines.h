@@ -143,6 +143,12 @@ struct GpuPipelineOptions
       *this, "chip",
       llvm::cl::desc("NVIDIA architecture of target=cuda (sm_80, sm_90a)"),
       llvm::cl::init("sm_80")};
+  Option<std::string> cudaToolkit{
+      *this, "cuda-toolkit",
+      llvm::cl::desc("CUDA toolkit of target=cuda, for libdevice (exp, log, "
+                     "fma of the kernels); default: $CUDA_HOME, else "
+                     "/usr/local/cuda"),
+      llvm::cl::init("")};
 };
 
 /// attn -> attention kernels as gpu.launch (attn-sdpa-to-gpu; mha

@@ -10,35 +10,63 @@ using llvm::createStringError;
 
 std::string GpuDevice::pipeline() const {
   return "attn-gpu-pipeline{target=" + target +
+         (chip.empty() ? "" : " chip=" + chip) +
          " subgroup-size=" + std::to_string(subgroupSize) + "}";
 }
 
+/// Loads the runtime library `file` of the build, or says why not.
+static llvm::Expected<llvm::sys::DynamicLibrary> loadRuntime(
+    const std::string &path, llvm::StringRef why) {
+  if (!llvm::sys::fs::exists(path))
+    return createStringError("the GPU runtime %s was not built%s",
+                             path.c_str(), why.str().c_str());
+  std::string error;
+  auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(),
+                                                            &error);
+  if (!lib.isValid())
+    return createStringError("cannot load %s: %s", path.c_str(),
+                             error.c_str());
+  return lib;
+}
+
 llvm::Expected<GpuDevice> mlir::attn::findGpuDevice(llvm::StringRef target) {
-  if (target != "vulkan")
-    return createStringError("no runtime for GPU target '%s' (vulkan)",
-                             target.str().c_str());
   GpuDevice device;
   device.target = target.str();
+  char name[256] = {0};
+  if (target == "cuda") {
+    device.library = ATTN_RUNTIME_LIB_DIR "/libattn_cuda_runtime.so";
+    auto lib = loadRuntime(device.library, "");
+    if (!lib)
+      return lib.takeError();
+    using InfoFn = int (*)(char *, int, int *, int *, char *, int);
+    auto info = reinterpret_cast<InfoFn>(
+        lib->getAddressOfSymbol("attnCudaDeviceInfo"));
+    if (!info)
+      return createStringError("%s has no attnCudaDeviceInfo",
+                               device.library.c_str());
+    char arch[32] = {0};
+    if (info(name, sizeof(name), &device.subgroupSize, &device.sharedMemory,
+             arch, sizeof(arch)))
+      return createStringError("no CUDA device: %s", name);
+    device.name = name;
+    device.chip = arch;
+    return device;
+  }
+  if (target != "vulkan")
+    return createStringError("no runtime for GPU target '%s' (vulkan, cuda)",
+                             target.str().c_str());
   device.library = ATTN_RUNTIME_LIB_DIR "/libattn_vulkan_runtime.so";
-  if (!llvm::sys::fs::exists(device.library))
-    return createStringError(
-        "the Vulkan runtime %s was not built (libvulkan-dev was missing "
-        "when the project was configured; scripts/install-deps.sh installs "
-        "it)",
-        device.library.c_str());
-  std::string error;
-  auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary(
-      device.library.c_str(), &error);
-  if (!lib.isValid())
-    return createStringError("cannot load %s: %s", device.library.c_str(),
-                             error.c_str());
+  auto lib = loadRuntime(device.library,
+                         " (libvulkan-dev was missing when the project was "
+                         "configured; scripts/install-deps.sh installs it)");
+  if (!lib)
+    return lib.takeError();
   using InfoFn = int (*)(char *, int, int *, int *);
   auto info = reinterpret_cast<InfoFn>(
-      lib.getAddressOfSymbol("attnVulkanDeviceInfo"));
+      lib->getAddressOfSymbol("attnVulkanDeviceInfo"));
   if (!info)
     return createStringError("%s has no attnVulkanDeviceInfo",
                              device.library.c_str());
-  char name[256] = {0};
   if (info(name, sizeof(name), &device.subgroupSize, &device.sharedMemory))
     return createStringError("no Vulkan device: %s", name);
   device.name = name;

@@ -18,16 +18,18 @@
 namespace mlir::attn {
 
 struct GpuDevice {
-  std::string target;  ///< vulkan
+  std::string target;  ///< vulkan or cuda
   std::string name;    ///< the device's name
   std::string library; ///< the runtime library the JIT must load
   int subgroupSize = 0, sharedMemory = 0;
+  std::string chip; ///< cuda: the architecture (sm_80, sm_90a)
 
   /// attn-gpu-pipeline's options for this device.
   std::string pipeline() const;
 };
 
-/// The device of `target` ("vulkan"), or an error saying what is missing.
+/// The device of `target` ("vulkan", "cuda"), or an error saying what is
+/// missing.
 llvm::Expected<GpuDevice> findGpuDevice(llvm::StringRef target);
 
 } // namespace mlir::attn

@@ -8,11 +8,15 @@
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNPREPARESPIRVKERNELS
 #define GEN_PASS_DEF_ATTNNESTSPIRVMODULES
+#define GEN_PASS_DEF_ATTNSUBGROUPREDUCETOSHUFFLES
 #include "lib/Transforms/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -91,6 +95,26 @@ struct AttnNestSpirvModules
       }
       spv->moveBefore(gpuModule.getBody(), gpuModule.getBody()->end());
     }
+  }
+};
+
+struct AttnSubgroupReduceToShuffles
+    : attn::impl::AttnSubgroupReduceToShufflesBase<
+          AttnSubgroupReduceToShuffles> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (subgroupSize < 1 || (subgroupSize & (subgroupSize - 1))) {
+      getOperation()->emitError("attn-subgroup-reduce-to-shuffles: "
+                                "subgroup-size must be a power of two, got ")
+          << subgroupSize;
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    populateGpuBreakDownSubgroupReducePatterns(patterns);
+    populateGpuLowerSubgroupReduceToShufflePatterns(
+        patterns, static_cast<unsigned>(subgroupSize));
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
   }
 };
 

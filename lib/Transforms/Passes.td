@@ -177,6 +177,23 @@ def AttnPrepareSpirvKernels : Pass<"attn-prepare-spirv-kernels", "::mlir::Module
                            "::mlir::spirv::SPIRVDialect"];
 }
 
+def AttnSubgroupReduceToShuffles : Pass<"attn-subgroup-reduce-to-shuffles"> {
+  let summary = "Lower gpu.subgroup_reduce to butterfly gpu.shuffle xor steps";
+  let description = [{
+    `convert-gpu-to-nvvm` lowers only uniform integer subgroup reductions;
+    the kernels' f32 sums and maxima become `log2(subgroup-size)` steps of
+    `gpu.shuffle xor` (NVVM's `shfl.sync.bfly`), with upstream's patterns.
+    `subgroup-size` is the target's (32 on NVIDIA).
+  }];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
+           "Lanes of the target's subgroup (warp)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def AttnNestSpirvModules : Pass<"attn-nest-spirv-modules", "::mlir::ModuleOp"> {
   let summary = "Move each spirv.module into the gpu.module it was converted from";
   let description = [{

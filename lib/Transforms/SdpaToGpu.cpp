@@ -24,6 +24,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <limits>
 
@@ -98,6 +99,15 @@ private:
 Value Lowering::toBuffer(OpBuilder &b, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  // A kernel argument is a bare pointer to a dense buffer. A function
+  // argument is one (identity layout at the boundary); any other tensor may
+  // bufferize to a view (a slice of the packed weights: strided, with an
+  // offset the bare pointer would drop), so it is copied into a fresh one.
+  auto arg = dyn_cast<BlockArgument>(tensor);
+  bool dense = arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!dense)
+    tensor = bufferization::AllocTensorOp::create(
+        b, op.getLoc(), type, /*dynamicSizes=*/ValueRange(), /*copy=*/tensor);
   return bufferization::ToBufferOp::create(b, op.getLoc(), memrefType, tensor,
                                            /*read_only=*/true);
 }

@@ -32,8 +32,12 @@ def unescape(raw):
 
 
 text = sys.stdin.read()
-objects = re.findall(r'gpu\.binary @\S+\s*\[#gpu\.object<.*?, "((?:[^"\\]|\\.)*)"',
-                     text, re.S)
+# SPIR-V objects: #gpu.object<#spirv.target_env<...>, "bytes">; NVVM's
+# (format isa): #gpu.object<#nvvm.target<...>, properties = {...},
+# assembly = "ptx">.
+STRING = r'"((?:[^"\\]|\\.)*)"'
+objects = re.findall(r'#gpu\.object<#spirv[^"]*' + STRING, text) + re.findall(
+    r'#gpu\.object<#nvvm[^\n]*?assembly = ' + STRING, text)
 if not objects:
     sys.exit("gpu-binary.py: no gpu.binary object in the input")
 for n, raw in enumerate(objects):

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Models/Model.h"
+#include "lib/Runtime/GpuDevice.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Json.h"
 #include "lib/Runtime/Tensor.h"
@@ -20,6 +21,7 @@
 #include "lib/Target/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -86,7 +88,7 @@ static cl::opt<std::string> outputFile("output",
                                        cl::desc("Write the output as .npy"),
                                        cl::value_desc("FILE.npy"),
                                        cl::cat(category));
-enum class Emit { none, attn, linalg, llvm, llvmIR, obj, assembly };
+enum class Emit { none, attn, linalg, llvm, llvmIR, obj, assembly, spirv, ptx };
 static cl::opt<Emit> emit(
     "emit", cl::desc("Write a stage of the compilation to -o"),
     cl::values(clEnumValN(Emit::attn, "attn", "the model as attn/linalg IR"),
@@ -97,7 +99,12 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::obj, "obj",
                           "an object file for the host CPU, plus FILE.h "
                           "declaring its entry point and weight layout"),
-               clEnumValN(Emit::assembly, "asm", "host assembly")),
+               clEnumValN(Emit::assembly, "asm", "host assembly"),
+               clEnumValN(Emit::spirv, "spirv",
+                          "the attention kernels as SPIR-V binaries "
+                          "(--target=vulkan)"),
+               clEnumValN(Emit::ptx, "ptx",
+                          "the attention kernels as PTX (--target=cuda)")),
     cl::init(Emit::none), cl::cat(category));
 static cl::opt<std::string> outFile("o", cl::desc("Output file of --emit"),
                                     cl::value_desc("FILE"), cl::init("-"),
@@ -112,6 +119,24 @@ static cl::opt<int64_t> batch("batch",
                               cl::desc("Batch size compiled into the model "
                                        "(default: the description's)"),
                               cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    gpuTarget("target",
+              cl::desc("Where attention runs: cpu (default), vulkan (SPIR-V "
+                       "on a Vulkan 1.3 device) or cuda (PTX on an NVIDIA "
+                       "GPU), through attn-gpu-pipeline; the rest of the "
+                       "model stays on the CPU"),
+              cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> gpuChip(
+    "gpu-chip",
+    cl::desc("NVIDIA architecture of --target=cuda without a device "
+             "(--emit=ptx; default: the device's, else sm_80)"),
+    cl::cat(category));
+static cl::opt<int64_t> gpuSubgroupSize(
+    "gpu-subgroup-size",
+    cl::desc("Subgroup size the kernels are compiled for (default: the "
+             "device's; without one, 8 for vulkan (lavapipe) and 32 for "
+             "cuda)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     pipelineName("pipeline",
                  cl::desc("attn-cpu-pipeline (fused, tiled, vectorized) or "
@@ -203,7 +228,17 @@ static double secondsSince(std::chrono::steady_clock::time_point t0) {
 static TileChoice tiles;
 static std::string tilesFrom = "the target's heuristic";
 
+/// The GPU of --target, when it is not the CPU: the device found (for --run)
+/// or what --gpu-chip / --gpu-subgroup-size say (for --emit without one).
+static std::optional<GpuDevice> gpuDevice;
+
 static std::string pipelineText(bool linalgOnly = false) {
+  if (gpuDevice) {
+    std::string text = gpuDevice->pipeline();
+    if (linalgOnly)
+      text.insert(text.size() - 1, " linalg-only=true");
+    return text;
+  }
   if (pipelineName == "attn-reference-pipeline")
     return linalgOnly ? "attn-reference-pipeline{linalg-only=true}"
                       : "attn-reference-pipeline";
@@ -440,6 +475,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
 
   JitOptions options;
   options.pipeline = pipelineText();
+  if (gpuDevice)
+    options.sharedLibs.push_back(gpuDevice->library);
   options.targetCpu = targetCpu;
   options.targetFeatures = targetFeatures;
   options.configurePassManager = [](PassManager &pm) {
@@ -573,6 +610,36 @@ static const char *cType(DType t) {
     return "int64_t";
   }
   return "void";
+}
+
+/// --emit=spirv|ptx: the object of every gpu.binary (SPIR-V words, or the
+/// PTX text) to -o, or with several kernels to FILE.NAME for each binary.
+static int emitGpuObjects(ModuleOp module) {
+  SmallVector<std::pair<std::string, std::string>> objects;
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute attr : binary.getObjects())
+      if (auto object = dyn_cast<gpu::ObjectAttr>(attr))
+        objects.emplace_back(binary.getSymName().str(),
+                             object.getObject().getValue().str());
+  if (objects.empty())
+    return fail("the model has no attention kernel to emit");
+  if (objects.size() > 1 && outFile == "-")
+    return fail("the model has " + llvm::Twine(objects.size()) +
+                " kernels: give -o FILE (each goes to FILE.NAME)");
+  for (auto &[name, bytes] : objects) {
+    std::string path = objects.size() == 1 ? std::string(outFile)
+                                           : outFile + "." + name;
+    std::string error;
+    auto out = openOutputFile(path, &error);
+    if (!out)
+      return fail(error);
+    out->os() << bytes;
+    out->keep();
+    if (objects.size() > 1)
+      llvm::outs() << "attn-compile: kernel " << name << " -> " << path
+                   << "\n";
+  }
+  return 0;
 }
 
 /// The C header of --emit=obj: descriptor structs, the entry point and the
@@ -748,6 +815,36 @@ int main(int argc, char **argv) {
   if (batch < 0 || blockQ < 0 || blockK < 0 || gatEdgeBlock < 1 || threads < 0)
     return fail("--gat-edge-block must be positive and --batch, --block-q, "
                 "--block-k and --threads non-negative");
+  if (gpuTarget != "cpu") {
+    if (gpuTarget != "vulkan" && gpuTarget != "cuda")
+      return fail("--target must be cpu, vulkan or cuda, got '" + gpuTarget +
+                  "'");
+    if (tune)
+      return fail("--tune tunes the CPU pipeline, not --target=" + gpuTarget);
+    llvm::Expected<GpuDevice> device = findGpuDevice(gpuTarget);
+    if (device) {
+      gpuDevice = *device;
+    } else if (run) {
+      return fail(device.takeError());
+    } else {
+      // Compiling only: no device needed.
+      llvm::consumeError(device.takeError());
+      gpuDevice = GpuDevice();
+      gpuDevice->target = gpuTarget;
+      gpuDevice->subgroupSize = gpuTarget == "cuda" ? 32 : 8;
+      if (gpuTarget == "cuda")
+        gpuDevice->chip = "sm_80";
+    }
+    if (gpuSubgroupSize > 0)
+      gpuDevice->subgroupSize = static_cast<int>(gpuSubgroupSize);
+    if (!gpuChip.empty())
+      gpuDevice->chip = gpuChip;
+  }
+  if ((emit == Emit::spirv && gpuTarget != "vulkan") ||
+      (emit == Emit::ptx && gpuTarget != "cuda"))
+    return fail(std::string("--emit=") +
+                (emit == Emit::spirv ? "spirv needs --target=vulkan"
+                                     : "ptx needs --target=cuda"));
   llvm::Expected<CpuTarget> target =
       CpuTarget::get(targetTriple, targetCpu, targetFeatures);
   if (!target)
@@ -823,6 +920,8 @@ int main(int argc, char **argv) {
   if (emit != Emit::attn &&
       failed(runPipeline(*module, pipelineText(emit == Emit::linalg))))
     return fail("lowering failed (see the diagnostics above)");
+  if (emit == Emit::spirv || emit == Emit::ptx)
+    return emitGpuObjects(*module);
   if (emit == Emit::attn || emit == Emit::linalg || emit == Emit::llvm) {
     std::string error;
     auto out = openOutputFile(outFile, &error);

@@ -52,10 +52,10 @@ static cl::opt<std::string>
              cl::init("attn-cpu-pipeline"), cl::cat(category));
 static cl::opt<std::string>
     gpuTarget("target",
-              cl::desc("Where attention runs: cpu (default), or vulkan (the "
+              cl::desc("Where attention runs: cpu (default), vulkan (the "
                        "kernels as SPIR-V on a Vulkan 1.3 device: a GPU, or "
-                       "Mesa's lavapipe on the CPU), compiled by "
-                       "attn-gpu-pipeline for the device's subgroup size"),
+                       "Mesa's lavapipe on the CPU) or cuda (PTX on an NVIDIA "
+                       "GPU), compiled by attn-gpu-pipeline for the device"),
               cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     targetCpu("target-cpu",

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The device check of the GPU pipeline, for an NVIDIA machine (docs/gpu.md):
+# the numerics matrix through attn-gpu-pipeline{target=cuda} against the C++
+# reference, then a TFLOP/s sweep (L 1024 / 4096 / 16384, E 64 / 128,
+# f32 / f16 / bf16, dense and causal). Under 10 minutes; prints one table.
+#
+#   bash scripts/gpu-check.sh [BUILD_DIR]     (default: build)
+#
+# Needs the built tools (attn-run, lib/libattn_cuda_runtime.so) and the CUDA
+# toolkit's libdevice ($CUDA_HOME or /usr/local/cuda). f16/bf16 operands are
+# widened on the host before the kernel today (docs/gpu.md), so their rows
+# time that conversion too; every row includes the runtime's host <-> device
+# copies of each call (the first GPU path's simple scheme).
+set -uo pipefail
+BUILD=${1:-build}
+RUN="$BUILD/bin/attn-run"
+[[ -x "$RUN" ]] || { echo "gpu-check: $RUN not built"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+status=0
+
+echo "== numerics (attn-run --target=cuda --check)"
+for f in sdpa mask-kinds alignment score-mask-mods mha reduced-precision; do
+  extra=""
+  [[ $f == score-mask-mods || $f == reduced-precision ]] && extra="--input-magnitude 2"
+  out=$(timeout 300 "$RUN" "test/Integration/$f.mlir" --all --check --target=cuda $extra 2>&1)
+  pass=$(grep -c "CHECK PASSED" <<<"$out")
+  fail=$(grep -c -e "CHECK FAILED" -e "error" <<<"$out")
+  echo "$f: $pass passed, $fail failed"
+  ((fail)) && { status=1; grep -m3 -e error -e MISMATCH <<<"$out"; }
+done
+
+echo "== sweep (best of 5 calls; TFLOP/s = 4 B H L^2 E / t, half for causal)"
+printf "%-6s %-6s %-5s %-5s %10s %10s\n" mask dtype L E ms TFLOP/s
+for dtype in f32 f16 bf16; do
+  for L in 1024 4096 16384; do
+    for E in 64 128; do
+      for mask in dense causal; do
+        H=16
+        t="tensor<1x${H}x${L}x${E}x${dtype}>"
+        attr=""
+        [[ $mask == causal ]] && attr="{mask = #attn.mask<causal>}"
+        cat > "$TMP/k.mlir" <<MLIR
+func.func @f(%q: $t, %k: $t, %v: $t) -> $t {
+  %o = attn.sdpa %q, %k, %v $attr : ($t, $t, $t) -> $t
+  return %o : $t
+}
+MLIR
+        ms=$(timeout 120 "$RUN" "$TMP/k.mlir" --target=cuda --repeat 5 2>&1 |
+             sed -n 's/.*run: best \([0-9.]*\) ms.*/\1/p')
+        if [[ -z "$ms" ]]; then
+          printf "%-6s %-6s %-5s %-5s %10s\n" $mask $dtype $L $E failed
+          status=1
+          continue
+        fi
+        flops=$(python3 -c "f=4*$H*$L*$L*$E*(0.5 if '$mask'=='causal' else 1); print(f'{f/($ms*1e-3)/1e12:.2f}')")
+        printf "%-6s %-6s %-5s %-5s %10s %10s\n" $mask $dtype $L $E "$ms" "$flops"
+      done
+    done
+  done
+done
+exit $status
