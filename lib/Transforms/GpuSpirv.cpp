@@ -106,7 +106,7 @@ struct AttnSubgroupReduceToShuffles
     if (subgroupSize < 1 || (subgroupSize & (subgroupSize - 1))) {
       getOperation()->emitError("attn-subgroup-reduce-to-shuffles: "
                                 "subgroup-size must be a power of two, got ")
-          << subgroupSize;
+          << static_cast<int64_t>(subgroupSize);
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
