@@ -186,9 +186,12 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   bool cuda = options.target == "cuda";
   kernel.workgroupAttributions = cuda;
   pm.addPass(createAttnSdpaToGpu(kernel));
-  // What stays on the CPU: GAT and the linalg around attention.
-  AttnLowerGatOptions gat;
-  pm.addPass(createAttnLowerGat(gat));
+  AttnGatToGpuOptions gatKernel;
+  gatKernel.subgroupSize = options.subgroupSize;
+  gatKernel.rows = options.rows;
+  pm.addPass(createAttnGatToGpu(gatKernel));
+  // What stays on the CPU: the linalg around attention (projections,
+  // norms, MLPs).
   pm.addPass(createAttnLowerToLinalg());
   if (options.linalgOnly)
     return addLinalgCleanup(pm);

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
@@ -43,11 +44,45 @@ struct AttnPrepareSpirvKernels
       return WalkResult::advance();
     });
     getOperation()->walk([&](gpu::GPUModuleOp module) {
+      SmallVector<scf::ForOp> loops;
+      module->walk([&](scf::ForOp loop) {
+        if (loop.getNumResults())
+          loops.push_back(loop);
+      });
+      for (scf::ForOp loop : loops)
+        guardZeroTrips(loop);
       module->walk([&](Operation *op) {
         if (isa<arith::ExtSIOp, arith::IndexCastOp>(op))
           rewriteSignExtension(op);
+        // `uniform` reductions (a canonicalization marks those outside
+        // divergent control flow) lower to the Groups capability, which a
+        // Vulkan shader does not have; the non-uniform form is the same
+        // reduction when every lane takes part, as in these kernels.
+        if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op))
+          reduce.setUniform(false);
       });
     });
+  }
+
+  /// `loop` inside `scf.if (lb < ub)`, its init values otherwise:
+  /// convert-scf-to-spirv keeps a loop's results in function variables that
+  /// only the loop body stores, so a loop that runs zero times returns
+  /// undefined values (a GAT node without in-edges read garbage).
+  static void guardZeroTrips(scf::ForOp loop) {
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       loop.getLowerBound(),
+                                       loop.getUpperBound());
+    auto ifOp = scf::IfOp::create(b, loc, loop.getResultTypes(), runs,
+                                  /*withElseRegion=*/true);
+    loop->replaceAllUsesWith(ifOp.getResults());
+    Block &thenBlock = ifOp.getThenRegion().front();
+    loop->moveBefore(&thenBlock, thenBlock.end());
+    b.setInsertionPointToEnd(&thenBlock);
+    scf::YieldOp::create(b, loc, loop.getResults());
+    b.setInsertionPointToEnd(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, loop.getInitArgs());
   }
 
   /// x (iN, N < 64) sign-extended to 64 bits, as (zext(x) ^ s) - s with

@@ -158,8 +158,39 @@ def AttnSdpaToGpu : Pass<"attn-sdpa-to-gpu"> {
   ];
 }
 
+def AttnGatToGpu : Pass<"attn-gat-to-gpu"> {
+  let summary = "Lower attn.gat to a gpu.launch: one subgroup per destination node, online softmax over its in-edges";
+  let description = [{
+    The projection `z = x W^T` stays a contraction (on the host); the
+    kernel takes one subgroup per destination node `i` (grid
+    `ceil(N / rows)`, workgroups of `subgroup-size x rows` threads), the
+    lanes holding the node's channels `c = lane, lane + S, ...`. Per head,
+    the destination score `att_dst . z_i` and each in-edge's source score
+    `att_src . z_j` are subgroup sums; the edges of `i` (CSR) are visited
+    once, with an online softmax over LeakyReLU of their scores and the
+    weighted rows `z_j` accumulated in registers. The state starts with
+    the self loop (`add_self_loops`: existing self loops are dropped);
+    duplicate edges count separately, as in PyG; a node without in-edges
+    gets 0 plus the bias. Heads are written concatenated or averaged
+    (`combine`). f32 (f16/bf16 are widened before, by
+    `attn-decompose-mha`'s patterns); static shapes.
+  }];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
+           "Lanes per destination node: the device's subgroup size">,
+    Option<"rows", "rows", "int64_t", /*default=*/"4",
+           "Destination nodes (subgroups) per workgroup">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnPrepareSpirvKernels : Pass<"attn-prepare-spirv-kernels", "::mlir::ModuleOp"> {
-  let summary = "Prepare GPU kernels for convert-gpu-to-spirv: workgroup sizes, sign extensions";
+  let summary = "Prepare GPU kernels for convert-gpu-to-spirv: workgroup sizes, sign extensions, uniform reductions, zero-trip loops";
   let description = [{
     Two things, on every `gpu.func` kernel:
 
@@ -172,8 +203,17 @@ def AttnPrepareSpirvKernels : Pass<"attn-prepare-spirv-kernels", "::mlir::Module
       extension and `(x ^ 2^(n-1)) - 2^(n-1)`, which is the same value:
       Mesa's lavapipe (22.3) miscompiles `OpSConvert` feeding a comparison
       (an i32 `kv_lengths` compared with a key index was always greater).
+    - `gpu.subgroup_reduce ... uniform` (canonicalization marks reductions
+      outside divergent control flow so) lowers to the `Groups` capability,
+      which Vulkan shaders lack; the flag is dropped (the non-uniform
+      reduction is the same when every lane takes part).
+    - Every `scf.for` with results goes inside `scf.if (lb < ub)`, its init
+      values otherwise: `convert-scf-to-spirv` keeps loop results in
+      function variables only the body stores, so a loop that runs zero
+      times returned undefined values (a GAT node without in-edges).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::spirv::SPIRVDialect"];
 }
 

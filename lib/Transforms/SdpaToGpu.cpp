@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -30,6 +31,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNSDPATOGPU
+#define GEN_PASS_DEF_ATTNGATTOGPU
 #include "lib/Transforms/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -66,6 +68,20 @@ struct Ix {
   }
 };
 
+/// A buffer of `tensor` for a kernel: function arguments as they are, any
+/// other tensor copied into a dense one first (a view would lose its offset
+/// to the bare-pointer calling convention).
+Value denseBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto arg = dyn_cast<BlockArgument>(tensor);
+  if (!(arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp())))
+    tensor = bufferization::AllocTensorOp::create(b, loc, type, ValueRange(),
+                                                  tensor);
+  return bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/true);
+}
+
 class Lowering {
 public:
   Lowering(SdpaOp op, const AttnSdpaToGpuOptions &options)
@@ -97,19 +113,7 @@ private:
 } // namespace
 
 Value Lowering::toBuffer(OpBuilder &b, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  // A kernel argument is a bare pointer to a dense buffer. A function
-  // argument is one (identity layout at the boundary); any other tensor may
-  // bufferize to a view (a slice of the packed weights: strided, with an
-  // offset the bare pointer would drop), so it is copied into a fresh one.
-  auto arg = dyn_cast<BlockArgument>(tensor);
-  bool dense = arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  if (!dense)
-    tensor = bufferization::AllocTensorOp::create(
-        b, op.getLoc(), type, /*dynamicSizes=*/ValueRange(), /*copy=*/tensor);
-  return bufferization::ToBufferOp::create(b, op.getLoc(), memrefType, tensor,
-                                           /*read_only=*/true);
+  return denseBuffer(b, op.getLoc(), tensor);
 }
 
 LogicalResult Lowering::run() {
@@ -481,4 +485,231 @@ struct AttnSdpaToGpu : attn::impl::AttnSdpaToGpuBase<AttnSdpaToGpu> {
         return signalPassFailure();
   }
 };
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// attn.gat: one subgroup per destination node
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
+  Location loc = op.getLoc();
+  auto xType = cast<RankedTensorType>(op.getX().getType());
+  auto attType = cast<RankedTensorType>(op.getAttSrc().getType());
+  auto outType = cast<RankedTensorType>(op.getOutput().getType());
+  if (!xType.getElementType().isF32())
+    return op.emitOpError("attn-gat-to-gpu: element type ")
+           << xType.getElementType()
+           << " is not supported on the GPU path (f32; f16/bf16 are widened "
+              "by attn-decompose-mha first)";
+  for (Value v : op->getOperands())
+    if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
+      return op.emitOpError("attn-gat-to-gpu: dynamic shapes are not "
+                            "supported on the GPU path");
+  const int64_t n = xType.getDimSize(0), heads = attType.getDimSize(0),
+                ch = attType.getDimSize(1);
+  const int64_t s = subgroupSize, per = (ch + s - 1) / s;
+  const bool mean = op.getCombine() == HeadCombine::mean;
+
+  OpBuilder b(op);
+  Ix ix{b, loc};
+  // z = x W^T on the host (one contraction), then the kernel.
+  Value z = buildMatmul(b, loc, op.getX(),
+                        buildTranspose(b, loc, op.getWeight(), {1, 0}),
+                        /*bias=*/Value());
+  Value zBuf = denseBuffer(b, loc, z);
+  Value srcBuf = denseBuffer(b, loc, op.getAttSrc());
+  Value dstBuf = denseBuffer(b, loc, op.getAttDst());
+  Value rpBuf = denseBuffer(b, loc, op.getRowPtr());
+  Value ciBuf = denseBuffer(b, loc, op.getColIdx());
+  Value biasBuf = op.getBias() ? denseBuffer(b, loc, op.getBias()) : Value();
+  int64_t nnz = cast<RankedTensorType>(op.getColIdx().getType()).getDimSize(0);
+  Value outBuf = memref::AllocOp::create(
+      b, loc, MemRefType::get(outType.getShape(), outType.getElementType()));
+
+  auto launch = gpu::LaunchOp::create(
+      b, loc, ix.c((n + rows - 1) / rows), ix.c(1), ix.c(1), ix.c(s),
+      ix.c(rows), ix.c(1));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    auto f32 = b.getF32Type();
+    Value zero = buildFloatConstant(b, loc, f32, 0.0);
+    Value one = buildFloatConstant(b, loc, f32, 1.0);
+    Value negInf = buildFloatConstant(b, loc, f32,
+                                      -std::numeric_limits<double>::infinity());
+    Value slope = buildFloatConstant(b, loc, f32,
+                                     op.getNegativeSlope().convertToDouble());
+    Value lane = launch.getThreadIds().x;
+    Value i = ix.add(ix.mul(launch.getBlockIds().x, ix.c(rows)),
+                     launch.getThreadIds().y);
+    Value ic = ix.min(i, ix.c(n - 1));
+    auto toIndex = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+    };
+    Value begin = toIndex(memref::LoadOp::create(b, loc, rpBuf, ValueRange{ic}));
+    Value end = toIndex(
+        memref::LoadOp::create(b, loc, rpBuf, ValueRange{ix.add(ic, ix.c(1))}));
+    // CSR entries are clamped into the tensors (attn-run and the model
+    // loader validate them; the kernel never reads out of bounds).
+    begin = ix.max(ix.min(begin, ix.c(nnz)), ix.c(0));
+    end = ix.max(ix.min(end, ix.c(nnz)), begin);
+    auto dims = [&](int64_t c) { return ix.add(lane, ix.c(c * s)); };
+    auto leaky = [&](Value x) {
+      Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                        zero);
+      return arith::SelectOp::create(
+          b, loc, pos, x, arith::MulFOp::create(b, loc, x, slope));
+    };
+    /// The lane's elements of row `node` of head `h` of z (0 past C).
+    auto zRow = [&](Value node, Value h) {
+      SmallVector<Value> r;
+      for (int64_t c = 0; c < per; ++c) {
+        Value d = dims(c);
+        Value col = ix.add(ix.mul(h, ix.c(ch)), ix.min(d, ix.c(ch - 1)));
+        Value v = memref::LoadOp::create(b, loc, zBuf, ValueRange{node, col});
+        r.push_back(arith::SelectOp::create(b, loc, ix.lt(d, ix.c(ch)), v,
+                                            zero));
+      }
+      return r;
+    };
+    /// att[h] . row, summed over the subgroup.
+    auto dot = [&](Value att, Value h, ArrayRef<Value> row) {
+      Value part = zero;
+      for (int64_t c = 0; c < per; ++c) {
+        Value d = ix.min(dims(c), ix.c(ch - 1));
+        Value a = memref::LoadOp::create(b, loc, att, ValueRange{h, d});
+        part = math::FmaOp::create(b, loc, a, row[c], part);
+      }
+      return gpu::SubgroupReduceOp::create(
+          b, loc, part, gpu::AllReduceOperation::ADD, /*uniform=*/false);
+    };
+
+    SmallVector<Value> meanInit(per, zero);
+    auto headLoop =
+        scf::ForOp::create(b, loc, ix.c(0), ix.c(heads), ix.c(1), meanInit);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(headLoop.getBody());
+      Value h = headLoop.getInductionVar();
+      SmallVector<Value> zi = zRow(ic, h);
+      Value dScore = dot(dstBuf, h, zi);
+      // The state starts with the self loop (PyG adds one per node).
+      SmallVector<Value> init;
+      if (op.getAddSelfLoops()) {
+        init = {leaky(arith::AddFOp::create(b, loc, dScore,
+                                            dot(srcBuf, h, zi))),
+                one};
+        init.append(zi.begin(), zi.end());
+      } else {
+        init = {negInf, zero};
+        init.append(per, zero);
+      }
+      auto edges = scf::ForOp::create(b, loc, begin, end, ix.c(1), init);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(edges.getBody());
+        Value j = toIndex(memref::LoadOp::create(
+            b, loc, ciBuf, ValueRange{edges.getInductionVar()}));
+        Value jc = ix.max(ix.min(j, ix.c(n - 1)), ix.c(0));
+        SmallVector<Value> zj = zRow(jc, h);
+        Value score = leaky(arith::AddFOp::create(b, loc, dScore,
+                                                  dot(srcBuf, h, zj)));
+        if (op.getAddSelfLoops()) {
+          // Existing self loops are dropped (the one added stands for them).
+          Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             j, i);
+          score = arith::SelectOp::create(b, loc, self, negInf, score);
+        }
+        ValueRange st = edges.getRegionIterArgs();
+        Value mNew = arith::MaxNumFOp::create(b, loc, st[0], score);
+        Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           mNew, negInf);
+        Value corr = arith::SelectOp::create(
+            b, loc, dead, one,
+            math::ExpOp::create(b, loc,
+                                arith::SubFOp::create(b, loc, st[0], mNew)));
+        Value p = arith::SelectOp::create(
+            b, loc, dead, zero,
+            math::ExpOp::create(b, loc,
+                                arith::SubFOp::create(b, loc, score, mNew)));
+        SmallVector<Value> next{mNew, math::FmaOp::create(b, loc, st[1], corr, p)};
+        for (int64_t c = 0; c < per; ++c)
+          next.push_back(math::FmaOp::create(
+              b, loc, p, zj[c], arith::MulFOp::create(b, loc, st[2 + c], corr)));
+        scf::YieldOp::create(b, loc, next);
+      }
+      Value l = edges.getResult(1);
+      Value any = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l,
+                                        zero);
+      SmallVector<Value> meanNext;
+      for (int64_t c = 0; c < per; ++c) {
+        Value o = arith::SelectOp::create(
+            b, loc, any, arith::DivFOp::create(b, loc, edges.getResult(2 + c), l),
+            zero);
+        if (mean) {
+          meanNext.push_back(arith::AddFOp::create(
+              b, loc, headLoop.getRegionIterArgs()[c],
+              arith::DivFOp::create(
+                  b, loc, o, buildFloatConstant(b, loc, f32, double(heads)))));
+          continue;
+        }
+        Value d = dims(c);
+        Value col = ix.add(ix.mul(h, ix.c(ch)), d);
+        Value store = arith::AndIOp::create(b, loc, ix.lt(i, ix.c(n)),
+                                            ix.lt(d, ix.c(ch)));
+        auto ifOp = scf::IfOp::create(b, loc, store, /*withElse=*/false);
+        OpBuilder::InsertionGuard g3(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        if (biasBuf)
+          o = arith::AddFOp::create(
+              b, loc, o, memref::LoadOp::create(b, loc, biasBuf, ValueRange{col}));
+        memref::StoreOp::create(b, loc, o, outBuf, ValueRange{i, col});
+      }
+      if (!mean)
+        meanNext.assign(headLoop.getRegionIterArgs().begin(),
+                        headLoop.getRegionIterArgs().end());
+      scf::YieldOp::create(b, loc, meanNext);
+    }
+    if (mean) {
+      for (int64_t c = 0; c < per; ++c) {
+        Value d = dims(c);
+        Value store = arith::AndIOp::create(b, loc, ix.lt(i, ix.c(n)),
+                                            ix.lt(d, ix.c(ch)));
+        auto ifOp = scf::IfOp::create(b, loc, store, /*withElse=*/false);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value o = headLoop.getResult(c);
+        if (biasBuf)
+          o = arith::AddFOp::create(
+              b, loc, o, memref::LoadOp::create(b, loc, biasBuf, ValueRange{d}));
+        memref::StoreOp::create(b, loc, o, outBuf, ValueRange{i, d});
+      }
+    }
+    gpu::TerminatorOp::create(b, loc);
+  }
+  b.setInsertionPointAfter(launch);
+  op.getOutput().replaceAllUsesWith(bufferization::ToTensorOp::create(
+      b, loc, outType, outBuf, /*restrict=*/true, /*writable=*/true));
+  op.erase();
+  return success();
+}
+
+struct AttnGatToGpu : attn::impl::AttnGatToGpuBase<AttnGatToGpu> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (subgroupSize < 1 || rows < 1) {
+      getOperation()->emitError("attn-gat-to-gpu: subgroup-size and rows "
+                                "must be >= 1");
+      return signalPassFailure();
+    }
+    SmallVector<GatOp> ops;
+    getOperation()->walk([&](GatOp op) { ops.push_back(op); });
+    for (GatOp op : ops)
+      if (failed(lowerGat(op, subgroupSize, rows)))
+        return signalPassFailure();
+  }
+};
+
 } // namespace

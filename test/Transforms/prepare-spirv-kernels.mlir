@@ -48,3 +48,38 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A loop with results runs inside scf.if (lb < ub), yielding its init values
+// otherwise; a uniform subgroup reduction loses the flag.
+// CHECK-LABEL: gpu.func @loop
+// CHECK: %[[RUNS:.+]] = arith.cmpi slt, %[[LB:.+]], %[[UB:.+]] : index
+// CHECK: %[[R:.+]] = scf.if %[[RUNS]] -> (f32) {
+// CHECK:   %[[F:.+]] = scf.for %{{.+}} = %[[LB]] to %[[UB]]
+// CHECK:   scf.yield %[[F]] : f32
+// CHECK: } else {
+// CHECK:   scf.yield %[[INIT:.+]] : f32
+// CHECK: }
+// CHECK: gpu.subgroup_reduce add %[[R]] : (f32) -> f32
+// CHECK-NOT: uniform
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @loop(%buf: memref<4xi32>, %out: memref<1xf32>) kernel attributes {known_block_size = array<i32: 8, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %zero = arith.constant 0.0 : f32
+      %one = arith.constant 1.0 : f32
+      %n32 = memref.load %buf[%c0] : memref<4xi32>
+      %n = arith.index_castui %n32 : i32 to index
+      %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+        %a = arith.addf %acc, %one : f32
+        scf.yield %a : f32
+      }
+      %s = gpu.subgroup_reduce add %r uniform : (f32) -> f32
+      memref.store %s, %out[%c0] : memref<1xf32>
+      gpu.return
+    }
+  }
+}
+
