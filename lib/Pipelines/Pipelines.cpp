@@ -257,8 +257,10 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
     // mask definitions (windows of 2^62 mean "unbounded"); 32 bits would
     // wrap them.
     std::unique_ptr<Pass> toSpirv = createConvertGPUToSPIRVPass();
-    (void)toSpirv->initializeOptions(
-        "use-64bit-index=true", [](const Twine &) { return failure(); });
+    if (failed(toSpirv->initializeOptions(
+            "use-64bit-index=true", [](const Twine &) { return failure(); })))
+      llvm::report_fatal_error("attn-gpu-pipeline: convert-gpu-to-spirv has "
+                               "no use-64bit-index option");
     pm.addPass(std::move(toSpirv));
     pm.addPass(attn::createAttnNestSpirvModules());
     OpPassManager &spv =
@@ -357,6 +359,10 @@ void mlir::attn::registerAttnPipelines() {
           if (value < 1)
             return errorHandler("attn-gpu-pipeline: " + name +
                                 " must be >= 1, got " + Twine(value));
+        if (options.target == "cuda" && options.subgroupSize != 32)
+          return errorHandler("attn-gpu-pipeline: target=cuda runs one "
+                              "query row per warp: subgroup-size must be 32, "
+                              "got " + Twine(options.subgroupSize));
         if (options.blockK < 0)
           return errorHandler("attn-gpu-pipeline: block-k must be >= 0 (0: "
                               "from shared-memory), got " +

@@ -9,8 +9,8 @@
 // Calling convention: as the Vulkan runtime's (buffer, size) pairs from the
 // host (gpu-to-llvm intersperse-sizes-for-kernels); the kernel itself takes
 // bare device pointers. Each launch copies the host buffers into device
-// memory, passes the device pointers, and copies them back (the simple
-// scheme of a first GPU path: transfers are part of every launch).
+// memory, passes the device pointers, and copies back what changed (the
+// simple scheme of a first GPU path: transfers are part of every launch).
 //
 // Errors print one line naming what is wrong and exit with status 1.
 //
@@ -68,6 +68,7 @@ struct Driver {
 
   CUdevice device = 0;
   CUcontext context = nullptr;
+  std::mutex lock; ///< launches are serialised
   std::string name, error;
   int warpSize = 0, sharedMemory = 0, major = 0, minor = 0;
 };
@@ -197,6 +198,11 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t sharedMemBytes, void * /*stream*/,
                       void **params, void ** /*extra*/, size_t paramsCount) {
   Driver &d = readyDriver();
+  std::lock_guard<std::mutex> guard(d.lock);
+  if (blockX != d.warpSize)
+    fail("the kernel was compiled for " + std::to_string(blockX) +
+         " lanes per row; a warp of '" + d.name + "' has " +
+         std::to_string(d.warpSize));
   if (paramsCount % 2)
     fail("kernel arguments must be (buffer, size) pairs "
          "(gpu-to-llvm{use-bare-pointers-for-kernels "
@@ -225,8 +231,15 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                          args.data(), nullptr),
         "cuLaunchKernel");
   check(d, d.cuCtxSynchronize(), "the kernel (cuCtxSynchronize)");
+  // Back to the host only what changed: inputs are never written, and the
+  // caller's inputs may be read-only memory (or shared by another call).
+  std::vector<char> staging;
   for (size_t i = 0; i < n; ++i) {
-    check(d, d.cuMemcpyDtoH(host[i], device[i], bytes[i]), "cuMemcpyDtoH");
+    staging.resize(bytes[i]);
+    check(d, d.cuMemcpyDtoH(staging.data(), device[i], bytes[i]),
+          "cuMemcpyDtoH");
+    if (std::memcmp(host[i], staging.data(), bytes[i]) != 0)
+      std::memcpy(host[i], staging.data(), bytes[i]);
     d.cuMemFree(device[i]);
   }
 }

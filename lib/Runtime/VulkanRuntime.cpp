@@ -16,8 +16,9 @@
 // was compiled for, which the pipeline requires (or the device must have).
 //
 // Buffers: host memory is copied into host-visible device buffers before
-// the dispatch and back after it (lavapipe's device memory is host memory;
-// on a discrete GPU these copies are the cost of this simple scheme).
+// the dispatch, and what the kernel changed is copied back after it
+// (lavapipe's device memory is host memory; on a discrete GPU these copies
+// are the cost of this simple scheme). Calls are serialised by one lock.
 //
 // Errors (no device, a kernel the device cannot run) print one line naming
 // what is wrong and exit with status 1: the compiled code has no error path.
@@ -59,8 +60,10 @@ struct Device {
   VkPhysicalDeviceMemoryProperties memory{};
   std::string name;
   uint32_t subgroupSize = 0, minSubgroupSize = 0, maxSubgroupSize = 0;
-  uint32_t sharedMemory = 0;
+  uint32_t sharedMemory = 0, maxInvocations = 0, maxStorageBuffers = 0;
   bool sizeControl = false, fullSubgroups = false;
+  /// Launches and lazily created pipelines share the queue and the pool.
+  std::mutex lock;
   std::string error; // why there is no device
 };
 
@@ -99,6 +102,9 @@ Device &device() {
           d.family = f;
           d.name = props.deviceName;
           d.sharedMemory = props.limits.maxComputeSharedMemorySize;
+          d.maxInvocations = props.limits.maxComputeWorkGroupInvocations;
+          d.maxStorageBuffers =
+              props.limits.maxPerStageDescriptorStorageBuffers;
           break;
         }
       if (d.physical)
@@ -117,6 +123,16 @@ Device &device() {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p11};
     vkGetPhysicalDeviceProperties2(d.physical, &props2);
     d.subgroupSize = p11.subgroupSize;
+    // What every kernel of the GPU pipeline needs: subgroup arithmetic in
+    // compute shaders and 64-bit integers (its indices are 64-bit).
+    if (!(p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+        !(p11.subgroupSupportedOperations &
+          VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)) {
+      d.error = "device '" + d.name +
+                "' has no subgroup arithmetic in compute shaders";
+      d.physical = VK_NULL_HANDLE;
+      return;
+    }
     d.minSubgroupSize = p13.minSubgroupSize;
     d.maxSubgroupSize = p13.maxSubgroupSize;
 
@@ -130,6 +146,11 @@ Device &device() {
     VkPhysicalDeviceFeatures2 has{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                   &f11};
     vkGetPhysicalDeviceFeatures2(d.physical, &has);
+    if (!has.features.shaderInt64) {
+      d.error = "device '" + d.name + "' has no 64-bit integers (shaderInt64)";
+      d.physical = VK_NULL_HANDLE;
+      return;
+    }
     VkPhysicalDeviceVulkan13Features e13{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     e13.subgroupSizeControl = f13.subgroupSizeControl;
@@ -207,20 +228,23 @@ void preparePipeline(Device &d, Kernel &k, uint32_t bindings,
       fail("kernel '" + k.name + "' launched with a different signature");
     return;
   }
-  bool required = false;
-  if (subgroupSize != d.subgroupSize) {
-    if (!d.sizeControl || subgroupSize < d.minSubgroupSize ||
-        subgroupSize > d.maxSubgroupSize)
-      fail("kernel '" + k.name + "' was compiled for subgroup size " +
-           std::to_string(subgroupSize) + "; device '" + d.name + "' has " +
-           std::to_string(d.subgroupSize) +
-           (d.sizeControl ? " (it can require " +
-                                std::to_string(d.minSubgroupSize) + " to " +
-                                std::to_string(d.maxSubgroupSize) + ")"
-                          : "") +
-           ": compile with subgroup-size=" + std::to_string(d.subgroupSize));
-    required = true;
-  }
+  // A row is exactly one subgroup: the size is required of the pipeline
+  // where the device can be told, else it must be the device's.
+  bool required = d.sizeControl && subgroupSize >= d.minSubgroupSize &&
+                  subgroupSize <= d.maxSubgroupSize;
+  if (!required && subgroupSize != d.subgroupSize)
+    fail("kernel '" + k.name + "' was compiled for subgroup size " +
+         std::to_string(subgroupSize) + "; device '" + d.name + "' has " +
+         std::to_string(d.subgroupSize) +
+         (d.sizeControl ? " (it can require " +
+                              std::to_string(d.minSubgroupSize) + " to " +
+                              std::to_string(d.maxSubgroupSize) + ")"
+                        : "") +
+         ": compile with subgroup-size=" + std::to_string(d.subgroupSize));
+  if (bindings > d.maxStorageBuffers)
+    fail("kernel '" + k.name + "' binds " + std::to_string(bindings) +
+         " storage buffers; device '" + d.name + "' allows " +
+         std::to_string(d.maxStorageBuffers));
   std::vector<VkDescriptorSetLayoutBinding> slots(bindings);
   for (uint32_t i = 0; i < bindings; ++i)
     slots[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
@@ -308,6 +332,7 @@ void mgpuModuleUnload(void *module) {
 }
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
+  std::lock_guard<std::mutex> guard(device().lock);
   auto *m = static_cast<Module *>(module);
   std::unique_ptr<Kernel> &k = m->kernels[name];
   if (!k) {
@@ -326,11 +351,12 @@ void mgpuStreamSynchronize(void *) {}
 void mgpuStreamDestroy(void *) {}
 
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
-                      intptr_t gridZ, intptr_t blockX, intptr_t /*blockY*/,
-                      intptr_t /*blockZ*/, int32_t /*sharedMemBytes*/,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t /*sharedMemBytes*/,
                       void * /*stream*/, void **params, void ** /*extra*/,
                       size_t paramsCount) {
   Device &d = readyDevice();
+  std::lock_guard<std::mutex> guard(d.lock);
   auto &k = *static_cast<Kernel *>(function);
   if (paramsCount % 2)
     fail("kernel '" + k.name +
@@ -338,6 +364,11 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
          "(gpu-to-llvm{use-bare-pointers-for-kernels "
          "intersperse-sizes-for-kernels})");
   uint32_t n = static_cast<uint32_t>(paramsCount / 2);
+  if (blockX * blockY * blockZ > intptr_t(d.maxInvocations))
+    fail("kernel '" + k.name + "' has " +
+         std::to_string(blockX * blockY * blockZ) +
+         " invocations per workgroup; device '" + d.name + "' allows " +
+         std::to_string(d.maxInvocations) + " (lower rows=)");
   preparePipeline(d, k, n, static_cast<uint32_t>(blockX));
 
   std::vector<Buffer> buffers(n);
@@ -421,8 +452,11 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   check(vkWaitForFences(d.device, 1, &fence, VK_TRUE, UINT64_MAX),
         "vkWaitForFences");
 
+  // Back to the host only what changed: inputs are never written, and the
+  // caller's inputs may be read-only memory (or shared by another call).
   for (uint32_t i = 0; i < n; ++i) {
-    std::memcpy(host[i], buffers[i].mapped, bytes[i]);
+    if (std::memcmp(host[i], buffers[i].mapped, bytes[i]) != 0)
+      std::memcpy(host[i], buffers[i].mapped, bytes[i]);
     vkUnmapMemory(d.device, buffers[i].memory);
     vkDestroyBuffer(d.device, buffers[i].buffer, nullptr);
     vkFreeMemory(d.device, buffers[i].memory, nullptr);

@@ -52,8 +52,10 @@ struct AttnPrepareSpirvKernels
       for (scf::ForOp loop : loops)
         guardZeroTrips(loop);
       module->walk([&](Operation *op) {
-        if (isa<arith::ExtSIOp, arith::IndexCastOp>(op))
-          rewriteSignExtension(op);
+        if (isa<arith::ExtSIOp, arith::IndexCastOp>(op)) {
+          rewriteSignExtension(op); // may erase `op`
+          return;
+        }
         // `uniform` reductions (a canonicalization marks those outside
         // divergent control flow) lower to the Groups capability, which a
         // Vulkan shader does not have; the non-uniform form is the same
@@ -71,9 +73,11 @@ struct AttnPrepareSpirvKernels
   static void guardZeroTrips(scf::ForOp loop) {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
-    Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                       loop.getLowerBound(),
-                                       loop.getUpperBound());
+    Value runs = arith::CmpIOp::create(
+        b, loc,
+        loop.getUnsignedCmp() ? arith::CmpIPredicate::ult
+                              : arith::CmpIPredicate::slt,
+        loop.getLowerBound(), loop.getUpperBound());
     auto ifOp = scf::IfOp::create(b, loc, loop.getResultTypes(), runs,
                                   /*withElseRegion=*/true);
     loop->replaceAllUsesWith(ifOp.getResults());

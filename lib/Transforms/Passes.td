@@ -132,8 +132,11 @@ def AttnSdpaToGpu : Pass<"attn-sdpa-to-gpu"> {
 
     `subgroup-size` must be the device's subgroup size (8 on lavapipe, 32 on
     NVIDIA); it is the workgroup's x size, which the Vulkan runtime checks
-    at launch. The graph mask (CSR operands) and dynamic shapes are
-    refused with one error naming the op.
+    at launch. A graph mask is tested per key by the subgroup scanning the
+    row's CSR entries (a uniform number of steps; entries clamped into the
+    operands). Dynamic shapes, and regions reading a scalar defined outside
+    them (it would become a scalar kernel argument), are refused with one
+    error naming the op.
   }];
   let options = [
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
@@ -192,7 +195,7 @@ def AttnGatToGpu : Pass<"attn-gat-to-gpu"> {
 def AttnPrepareSpirvKernels : Pass<"attn-prepare-spirv-kernels", "::mlir::ModuleOp"> {
   let summary = "Prepare GPU kernels for convert-gpu-to-spirv: workgroup sizes, sign extensions, uniform reductions, zero-trip loops";
   let description = [{
-    Two things, on every `gpu.func` kernel:
+    On every `gpu.func` kernel:
 
     - `convert-gpu-to-spirv` needs `spirv.entry_point_abi<workgroup_size =
       [x, y, z]>` (the SPIR-V `LocalSize`); `gpu-kernel-outlining` records

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include <limits>
 
@@ -199,6 +200,27 @@ LogicalResult Lowering::run() {
     gpu::TerminatorOp::create(b, loc);
   }
 
+  // Values from above the launch must be buffers or constants: a kernel's
+  // arguments are buffers (a region reading a scalar function argument
+  // would become a scalar kernel argument, which the launch ABI refuses).
+  {
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(launch.getBody(), above);
+    for (Value v : above) {
+      if (isa<MemRefType, RankedTensorType>(v.getType()))
+        continue;
+      if (Operation *def = v.getDefiningOp();
+          def && def->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      return op.emitOpError("attn-sdpa-to-gpu: a score_mod / mask_mod "
+                            "region reads a value defined outside it that is "
+                            "neither a constant nor a tensor (of type ")
+             << v.getType()
+             << "); on the GPU path pass it as a tensor<1x...> and read it "
+                "with tensor.extract";
+    }
+  }
+
   // Tensors the emitter (and inlined regions) read inside the launch are
   // read from their buffers.
   DenseMap<Value, Value> buffers;
@@ -241,20 +263,35 @@ Value Lowering::graphAllowed(OpBuilder &b, Value i, Value j) {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   };
   Value rowPtr = op.getRowPtr(), colIdx = op.getColIdx();
+  int64_t nnz = cast<RankedTensorType>(colIdx.getType()).getDimSize(0);
+  // The row's entries, clamped into col_idx (attn-run validates the CSR;
+  // the kernel never reads out of bounds).
   Value begin = toIndex(tensor::ExtractOp::create(b, loc, rowPtr, ValueRange{i}));
   Value end = toIndex(
       tensor::ExtractOp::create(b, loc, rowPtr, ValueRange{ix.add(i, ix.c(1))}));
+  begin = ix.max(ix.min(begin, ix.c(nnz)), ix.c(0));
+  end = ix.max(ix.min(end, ix.c(nnz)), begin);
   Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto f32 = b.getF32Type();
   Value zero = buildFloatConstant(b, loc, f32, 0.0);
-  auto scan = scf::ForOp::create(b, loc, ix.add(begin, lane), end,
-                                 ix.c(opts.subgroupSize), ValueRange{zero});
+  // Steps of S entries, the same count for every lane (the subgroup stays
+  // converged for the reduction after the loop); lane x reads entry
+  // begin + t S + x when it is before the end.
+  int64_t s = opts.subgroupSize;
+  Value steps = ix.div(ix.add(ix.sub(end, begin), ix.c(s - 1)), ix.c(s));
+  auto scan = scf::ForOp::create(b, loc, ix.c(0), steps, ix.c(1),
+                                 ValueRange{zero});
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(scan.getBody());
+    Value e = ix.add(ix.add(begin, ix.mul(scan.getInductionVar(), ix.c(s))),
+                     lane);
+    Value inRow = ix.lt(e, end);
     Value col = toIndex(tensor::ExtractOp::create(
-        b, loc, colIdx, ValueRange{scan.getInductionVar()}));
-    Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, col, j);
+        b, loc, colIdx, ValueRange{ix.min(e, ix.c(nnz - 1))}));
+    Value hit = arith::AndIOp::create(
+        b, loc, inRow,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, col, j));
     Value found = arith::SelectOp::create(
         b, loc, hit, buildFloatConstant(b, loc, f32, 1.0),
         scan.getRegionIterArgs()[0]);
@@ -698,6 +735,12 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
 
 struct AttnGatToGpu : attn::impl::AttnGatToGpuBase<AttnGatToGpu> {
   using Base::Base;
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
+      gpu::LaunchFuncOp::attachInterface<LaunchFuncEffects>(*ctx);
+    });
+  }
   void runOnOperation() override {
     if (subgroupSize < 1 || rows < 1) {
       getOperation()->emitError("attn-gat-to-gpu: subgroup-size and rows "

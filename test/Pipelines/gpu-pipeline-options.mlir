@@ -5,11 +5,13 @@
 // RUN: not attn-opt %s --attn-gpu-pipeline="subgroup-size=0" 2>&1 | FileCheck %s --check-prefix=SUBGROUP
 // RUN: not attn-opt %s --attn-gpu-pipeline="rows=-1" 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not attn-opt %s --attn-gpu-pipeline="block-k=-4" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not attn-opt %s --attn-gpu-pipeline="target=cuda subgroup-size=16" 2>&1 | FileCheck %s --check-prefix=WARP
 //
 // TARGET: attn-gpu-pipeline: target must be vulkan or cuda, got 'metal'
 // SUBGROUP: attn-gpu-pipeline: subgroup-size must be >= 1, got 0
 // ROWS: attn-gpu-pipeline: rows must be >= 1, got -1
 // BLOCK: attn-gpu-pipeline: block-k must be >= 0 (0: from shared-memory), got -4
+// WARP: attn-gpu-pipeline: target=cuda runs one query row per warp: subgroup-size must be 32, got 16
 
 func.func @f(%q: tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32> {
   %o = attn.sdpa %q, %q, %q : (tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32>

@@ -21,3 +21,16 @@ func.func @bf16(%q: tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> {
   %o = attn.sdpa %q, %q, %q : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
   return %o : tensor<1x2x8x16xbf16>
 }
+
+// -----
+
+func.func @scalar_capture(%q: tensor<1x2x8x16xf32>, %cap: f32) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{attn-sdpa-to-gpu: a score_mod / mask_mod region reads a value defined outside it that is neither a constant nor a tensor (of type 'f32'); on the GPU path pass it as a tensor<1x...> and read it with tensor.extract}}
+  %o = attn.sdpa %q, %q, %q : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %r = arith.minimumf %s, %cap : f32
+      attn.yield %r : f32
+    }
+  return %o : tensor<1x2x8x16xf32>
+}

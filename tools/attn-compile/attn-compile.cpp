@@ -840,6 +840,15 @@ int main(int argc, char **argv) {
     if (!gpuChip.empty())
       gpuDevice->chip = gpuChip;
   }
+  if (gpuTarget != "cpu" && (emit == Emit::obj || emit == Emit::assembly ||
+                             emit == Emit::llvmIR))
+    return fail("--emit=obj|asm|llvm-ir with --target=" + gpuTarget +
+                ": the host code calls the mgpu* GPU runtime, which an AOT "
+                "caller cannot link yet; use --emit=spirv|ptx for the "
+                "kernels, or --run");
+  if (gpuTarget == "cuda" && gpuSubgroupSize > 0 && gpuSubgroupSize != 32)
+    return fail("--gpu-subgroup-size must be 32 for --target=cuda (a query "
+                "row per warp), got " + llvm::Twine(gpuSubgroupSize));
   if ((emit == Emit::spirv && gpuTarget != "vulkan") ||
       (emit == Emit::ptx && gpuTarget != "cuda"))
     return fail(std::string("--emit=") +
