@@ -176,8 +176,6 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
 void mlir::attn::buildGpuPipeline(OpPassManager &pm,
                                   const GpuPipelineOptions &options) {
   addSetTarget(pm, options);
-  pm.addPass(createAttnDecomposeMha());
-  pm.addPass(createAttnRaiseMods());
   AttnSdpaToGpuOptions kernel;
   kernel.subgroupSize = options.subgroupSize;
   kernel.rows = options.rows;
@@ -185,6 +183,15 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   kernel.sharedMemory = options.sharedMemory;
   bool cuda = options.target == "cuda";
   kernel.workgroupAttributions = cuda;
+  // f16 attention the kernel takes as it is keeps f16 storage (read as f32
+  // in the kernel); what is left is widened by attn-decompose-mha's
+  // patterns and lowered after it.
+  pm.addPass(createAttnRaiseMods());
+  AttnSdpaToGpuOptions native = kernel;
+  native.leaveUnsupported = true;
+  pm.addPass(createAttnSdpaToGpu(native));
+  pm.addPass(createAttnDecomposeMha());
+  pm.addPass(createAttnRaiseMods());
   pm.addPass(createAttnSdpaToGpu(kernel));
   AttnGatToGpuOptions gatKernel;
   gatKernel.subgroupSize = options.subgroupSize;

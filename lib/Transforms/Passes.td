@@ -151,7 +151,12 @@ def AttnSdpaToGpu : Pass<"attn-sdpa-to-gpu"> {
     Option<"workgroupAttributions", "workgroup-attributions", "bool",
            /*default=*/"false",
            "Workgroup buffers as gpu.launch workgroup attributions (NVVM) "
-           "instead of memref.alloc in memory space 3 (SPIR-V)">
+           "instead of memref.alloc in memory space 3 (SPIR-V)">,
+    Option<"leaveUnsupported", "leave-unsupported", "bool",
+           /*default=*/"false",
+           "Leave an op the kernel does not take as it is (bf16, f16 with "
+           "score modifications, dynamic shapes) instead of an error: for "
+           "a first run on f16 storage, before the widening passes">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

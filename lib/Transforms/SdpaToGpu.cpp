@@ -89,6 +89,9 @@ public:
       : op(op), opts(options) {}
 
   LogicalResult run();
+  /// Whether run() takes `op` as it is (static shapes; f32, or f16 without
+  /// score modifications).
+  static bool takesNatively(SdpaOp op);
 
 private:
   Value toBuffer(OpBuilder &b, Value tensor);
@@ -115,6 +118,17 @@ private:
 
 Value Lowering::toBuffer(OpBuilder &b, Value tensor) {
   return denseBuffer(b, op.getLoc(), tensor);
+}
+
+bool Lowering::takesNatively(SdpaOp op) {
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && !t.hasStaticShape())
+      return false;
+  Type elem = op.getQuery().getType().getElementType();
+  if (elem.isF32())
+    return true;
+  return elem.isF16() && !op.getBias() && !op.getRelBias() && !op.getRelKey() &&
+         !op.getAlibiSlopes() && op.getScoreMod().empty();
 }
 
 LogicalResult Lowering::run() {
@@ -516,10 +530,13 @@ struct AttnSdpaToGpu : attn::impl::AttnSdpaToGpuBase<AttnSdpaToGpu> {
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     AttnSdpaToGpuOptions options{subgroupSize, rows, blockK, sharedMemory,
-                                 workgroupAttributions};
-    for (SdpaOp op : ops)
+                                 workgroupAttributions, leaveUnsupported};
+    for (SdpaOp op : ops) {
+      if (leaveUnsupported && !Lowering::takesNatively(op))
+        continue;
       if (failed(Lowering(op, options).run()))
         return signalPassFailure();
+    }
   }
 };
 } // namespace

@@ -5,7 +5,9 @@
 // RUN: spirv-val --target-env vulkan1.3 %t.0
 // RUN: spirv-val --target-env vulkan1.3 %t.1
 // RUN: spirv-val --target-env vulkan1.3 %t.2
+// RUN: spirv-val --target-env vulkan1.3 %t.3
 // RUN: spirv-dis %t.0 | FileCheck %s
+// RUN: spirv-dis %t.3 | FileCheck %s --check-prefix=F16
 // RUN: attn-opt %s --attn-gpu-pipeline="subgroup-size=32 rows=2" | %python %S/../Inputs/gpu-binary.py %t32
 // RUN: spirv-val --target-env vulkan1.3 %t32.1
 // RUN: spirv-dis %t32.1 | FileCheck %s --check-prefix=SG32
@@ -18,7 +20,11 @@
 // CHECK-DAG: OpGroupNonUniformFAdd %float %uint_3 Reduce
 // CHECK-DAG: OpControlBarrier
 // CHECK-DAG: Workgroup
-// COUNT: 3 object(s)
+// COUNT: 4 object(s)
+// f16 attention keeps f16 storage: the kernel loads halves from the
+// buffers and computes in f32.
+// F16: OpCapability StorageBuffer16BitAccess
+// F16: OpLoad %half
 // SG32: OpExecutionMode %{{.*}} LocalSize 32 2 1
 
 func.func @causal(%q: tensor<1x4x96x64xf32>, %k: tensor<1x4x96x64xf32>, %v: tensor<1x4x96x64xf32>) -> tensor<1x4x96x64xf32> {
@@ -42,4 +48,9 @@ func.func @softcap(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: ten
       attn.yield %r : f32
     }
   return %o : tensor<1x2x64x64xf32>
+}
+
+func.func @causal_f16(%q: tensor<1x2x96x64xf16>, %k: tensor<1x2x96x64xf16>, %v: tensor<1x2x96x64xf16>) -> tensor<1x2x96x64xf16> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>} : (tensor<1x2x96x64xf16>, tensor<1x2x96x64xf16>, tensor<1x2x96x64xf16>) -> tensor<1x2x96x64xf16>
+  return %o : tensor<1x2x96x64xf16>
 }
