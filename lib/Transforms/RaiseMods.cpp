@@ -247,23 +247,31 @@ struct MaskModAsKind : OpRewritePattern<SdpaOp> {
   }
 };
 
+/// The value a score_mod yields, when the op has one whose row index is the
+/// position ia (what the operand forms use); a match failure otherwise.
+FailureOr<Value> raisableScoreMod(SdpaOp op, PatternRewriter &rewriter) {
+  Region &region = op.getScoreMod();
+  if (region.empty())
+    return rewriter.notifyMatchFailure(op, "no score_mod");
+  if (!rowIsPosition(op))
+    return rewriter.notifyMatchFailure(op, "q_idx is not the position ia");
+  return cast<YieldOp>(region.front().getTerminator()).getValue();
+}
+
 /// sdpa score_mod {s - slopes[h] * |kv_idx - q_idx|} -> alibi(slopes).
 struct ScoreModAsAlibi : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    Region &region = op.getScoreMod();
-    if (region.empty())
-      return rewriter.notifyMatchFailure(op, "no score_mod");
     if (op.getAlibiSlopes())
       return rewriter.notifyMatchFailure(op, "the op has ALiBi slopes already");
-    if (!rowIsPosition(op))
-      return rewriter.notifyMatchFailure(op, "q_idx is not the position ia");
+    FailureOr<Value> result = raisableScoreMod(op, rewriter);
+    if (failed(result))
+      return failure();
+    Region &region = op.getScoreMod();
     Block &body = region.front();
-    auto sub = cast<YieldOp>(body.getTerminator())
-                   .getValue()
-                   .getDefiningOp<arith::SubFOp>();
+    auto sub = result->getDefiningOp<arith::SubFOp>();
     if (!sub || !isArg(sub.getLhs(), body, kScore))
       return rewriter.notifyMatchFailure(op, "not score - penalty");
     auto mul = sub.getRhs().getDefiningOp<arith::MulFOp>();
@@ -359,17 +367,14 @@ struct ScoreModAsRelBias : OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    Region &region = op.getScoreMod();
-    if (region.empty())
-      return rewriter.notifyMatchFailure(op, "no score_mod");
     if (op.getRelBias())
       return rewriter.notifyMatchFailure(op, "the op has a rel_bias already");
-    if (!rowIsPosition(op))
-      return rewriter.notifyMatchFailure(op, "q_idx is not the position ia");
+    FailureOr<Value> result = raisableScoreMod(op, rewriter);
+    if (failed(result))
+      return failure();
+    Region &region = op.getScoreMod();
     Block &body = region.front();
-    auto add = cast<YieldOp>(body.getTerminator())
-                   .getValue()
-                   .getDefiningOp<arith::AddFOp>();
+    auto add = result->getDefiningOp<arith::AddFOp>();
     if (!add)
       return rewriter.notifyMatchFailure(op, "not score + bias");
     for (auto [score, biasValue] : {std::pair{add.getLhs(), add.getRhs()},

@@ -518,13 +518,19 @@ struct LaunchFuncEffects
   }
 };
 
+/// Registers LaunchFuncEffects (both GPU lowering passes need it: buffer
+/// deallocation runs after them on the launches they create).
+void addLaunchFuncEffects(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
+    gpu::LaunchFuncOp::attachInterface<LaunchFuncEffects>(*ctx);
+  });
+}
+
 struct AttnSdpaToGpu : attn::impl::AttnSdpaToGpuBase<AttnSdpaToGpu> {
   using Base::Base;
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
-    registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
-      gpu::LaunchFuncOp::attachInterface<LaunchFuncEffects>(*ctx);
-    });
+    addLaunchFuncEffects(registry);
   }
   void runOnOperation() override {
     SmallVector<SdpaOp> ops;
@@ -754,9 +760,7 @@ struct AttnGatToGpu : attn::impl::AttnGatToGpuBase<AttnGatToGpu> {
   using Base::Base;
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
-    registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
-      gpu::LaunchFuncOp::attachInterface<LaunchFuncEffects>(*ctx);
-    });
+    addLaunchFuncEffects(registry);
   }
   void runOnOperation() override {
     if (subgroupSize < 1 || rows < 1) {
