@@ -316,6 +316,54 @@ LogicalResult mlir::attn::checkCpuPipelineOptions(
   return success();
 }
 
+LogicalResult mlir::attn::checkGpuPipelineOptions(
+    const GpuPipelineOptions &options,
+    function_ref<LogicalResult(const Twine &)> errorHandler) {
+  if (options.target != "vulkan" && options.target != "cuda")
+    return errorHandler("attn-gpu-pipeline: target must be vulkan or cuda, "
+                        "got '" + options.target + "'");
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"subgroup-size", options.subgroupSize},
+        {"rows", options.rows},
+        {"shared-memory", options.sharedMemory}})
+    if (value < 1)
+      return errorHandler("attn-gpu-pipeline: " + name + " must be >= 1, got " +
+                          Twine(value));
+  if (options.target == "cuda" && options.subgroupSize != 32)
+    return errorHandler("attn-gpu-pipeline: target=cuda runs one query row "
+                        "per warp: subgroup-size must be 32, got " +
+                        Twine(options.subgroupSize));
+  if (options.blockK < 0)
+    return errorHandler("attn-gpu-pipeline: block-k must be >= 0 (0: from "
+                        "shared-memory), got " +
+                        Twine(options.blockK));
+  return success();
+}
+
+/// As PassPipelineRegistration, with the options checked before anything
+/// is built: a negative thread count would become 2^32 - 1 OpenMP threads.
+template <typename Options>
+static void registerCheckedPipeline(
+    StringRef name, StringRef description,
+    LogicalResult (*check)(const Options &,
+                           function_ref<LogicalResult(const Twine &)>),
+    void (*build)(OpPassManager &, const Options &)) {
+  registerPassPipeline(
+      name, description,
+      [check, build](OpPassManager &pm, StringRef text,
+                     function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        if (failed(options.parseFromString(text)) ||
+            failed(check(options, errorHandler)))
+          return failure();
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(Options());
+      });
+}
+
 void mlir::attn::registerAttnPipelines() {
   PassPipelineRegistration<ReferencePipelineOptions>(
       "attn-reference-pipeline",
@@ -323,61 +371,18 @@ void mlir::attn::registerAttnPipelines() {
       "attn-lower-to-linalg, one-shot bufferization (results become "
       "out-parameters), loops, LLVM",
       buildReferencePipeline);
-  // As PassPipelineRegistration, with the options checked first: a negative
-  // thread count would become 2^32 - 1 OpenMP threads.
-  registerPassPipeline(
+  registerCheckedPipeline<CpuPipelineOptions>(
       "attn-cpu-pipeline",
       "Lower attn IR to the LLVM dialect through fused, tiled attention "
       "(attn-tile: online softmax, mask-aware key-tile ranges) and fused GAT "
       "(attn-lower-gat), vectorization, one-shot bufferization (results "
       "become out-parameters), parallel loops over OpenMP threads, LLVM",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        CpuPipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        if (failed(checkCpuPipelineOptions(options, errorHandler)))
-          return failure();
-        buildCpuPipeline(pm, options);
-        return success();
-      },
-      [](function_ref<void(const detail::PassOptions &)> optHandler) {
-        optHandler(CpuPipelineOptions());
-      });
-  registerPassPipeline(
+      checkCpuPipelineOptions, buildCpuPipeline);
+  registerCheckedPipeline<GpuPipelineOptions>(
       "attn-gpu-pipeline",
       "Lower attn IR to the LLVM dialect with the attention kernels on a GPU "
       "(attn-sdpa-to-gpu: a subgroup per query row, K/V tiles in workgroup "
       "memory, online softmax), compiled to SPIR-V (target=vulkan) or PTX "
       "(target=cuda) and embedded as gpu.binary; the rest on the CPU",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        GpuPipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        if (options.target != "vulkan" && options.target != "cuda")
-          return errorHandler("attn-gpu-pipeline: target must be vulkan or "
-                              "cuda, got '" + options.target + "'");
-        for (auto [name, value] :
-             {std::pair<StringRef, int64_t>{"subgroup-size",
-                                            options.subgroupSize},
-              {"rows", options.rows},
-              {"shared-memory", options.sharedMemory}})
-          if (value < 1)
-            return errorHandler("attn-gpu-pipeline: " + name +
-                                " must be >= 1, got " + Twine(value));
-        if (options.target == "cuda" && options.subgroupSize != 32)
-          return errorHandler("attn-gpu-pipeline: target=cuda runs one "
-                              "query row per warp: subgroup-size must be 32, "
-                              "got " + Twine(options.subgroupSize));
-        if (options.blockK < 0)
-          return errorHandler("attn-gpu-pipeline: block-k must be >= 0 (0: "
-                              "from shared-memory), got " +
-                              Twine(options.blockK));
-        buildGpuPipeline(pm, options);
-        return success();
-      },
-      [](function_ref<void(const detail::PassOptions &)> optHandler) {
-        optHandler(GpuPipelineOptions());
-      });
+      checkGpuPipelineOptions, buildGpuPipeline);
 }

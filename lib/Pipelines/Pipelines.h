@@ -159,8 +159,15 @@ struct GpuPipelineOptions
 void buildGpuPipeline(OpPassManager &pm,
                       const GpuPipelineOptions &options = {});
 
+/// Checks the options of attn-gpu-pipeline (a known target, positive sizes,
+/// 32 lanes per row for CUDA); reports the first bad one through
+/// `errorHandler`.
+LogicalResult
+checkGpuPipelineOptions(const GpuPipelineOptions &options,
+                        function_ref<LogicalResult(const Twine &)> errorHandler);
+
 /// Registers the named pipelines with the global pipeline registry
-/// (`attn-reference-pipeline`, `attn-cpu-pipeline`).
+/// (`attn-reference-pipeline`, `attn-cpu-pipeline`, `attn-gpu-pipeline`).
 void registerAttnPipelines();
 
 } // namespace mlir::attn

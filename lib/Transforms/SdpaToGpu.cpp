@@ -69,6 +69,35 @@ struct Ix {
   }
 };
 
+/// One online-softmax step on a subgroup-uniform score, for a lane's slice
+/// of the accumulator: m' = max(m, s), l' = l e^(m - m') + e^(s - m'),
+/// acc' = acc e^(m - m') + e^(s - m') v; nothing changes while m' = -inf.
+/// `state` is (m, l, acc...); `value(c)` builds the lane's v element of
+/// accumulator c (where it is used: a staged V read comes after the
+/// exponentials); returns the new state in the same order.
+SmallVector<Value> onlineSoftmaxStep(OpBuilder &b, Location loc,
+                                     ValueRange state, Value score,
+                                     function_ref<Value(size_t)> value) {
+  auto f32 = b.getF32Type();
+  Value negInf =
+      buildFloatConstant(b, loc, f32, -std::numeric_limits<double>::infinity());
+  Value m = state[0], l = state[1];
+  Value mNew = arith::MaxNumFOp::create(b, loc, m, score);
+  Value dead =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+  Value corr = arith::SelectOp::create(
+      b, loc, dead, buildFloatConstant(b, loc, f32, 1.0),
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, mNew)));
+  Value p = arith::SelectOp::create(
+      b, loc, dead, buildFloatConstant(b, loc, f32, 0.0),
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, score, mNew)));
+  SmallVector<Value> next{mNew, math::FmaOp::create(b, loc, l, corr, p)};
+  for (auto [c, acc] : llvm::enumerate(state.drop_front(2)))
+    next.push_back(math::FmaOp::create(
+        b, loc, p, value(c), arith::MulFOp::create(b, loc, acc, corr)));
+  return next;
+}
+
 /// A buffer of `tensor` for a kernel: function arguments as they are, any
 /// other tensor copied into a dense one first (a view would lose its offset
 /// to the bare-pointer calling convention).
@@ -122,7 +151,8 @@ Value Lowering::toBuffer(OpBuilder &b, Value tensor) {
 
 bool Lowering::takesNatively(SdpaOp op) {
   for (Value v : op->getOperands())
-    if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && !t.hasStaticShape())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && !t.hasStaticShape())
       return false;
   Type elem = op.getQuery().getType().getElementType();
   if (elem.isF32())
@@ -137,7 +167,8 @@ LogicalResult Lowering::run() {
   auto kType = op.getKey().getType();
   auto vType = op.getValue().getType();
   for (Value v : op->getOperands())
-    if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && !t.hasStaticShape())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && !t.hasStaticShape())
       return op.emitOpError("attn-sdpa-to-gpu: dynamic shapes are not "
                             "supported on the GPU path (operand of type ")
              << t << ")";
@@ -187,10 +218,10 @@ LogicalResult Lowering::run() {
   Value gridX = ix.c((sz.lq + rows - 1) / rows);
   auto f32 = b.getF32Type();
   auto space = b.getI64IntegerAttr(kWorkgroupSpace);
-  auto kShType = MemRefType::get({bk, sz.e}, f32, MemRefLayoutAttrInterface(),
-                                 space);
-  auto vShType = MemRefType::get({bk, sz.ev}, f32, MemRefLayoutAttrInterface(),
-                                 space);
+  auto kShType =
+      MemRefType::get({bk, sz.e}, f32, MemRefLayoutAttrInterface(), space);
+  auto vShType =
+      MemRefType::get({bk, sz.ev}, f32, MemRefLayoutAttrInterface(), space);
   SmallVector<Type> attributions;
   if (opts.workgroupAttributions)
     attributions = {kShType, vShType};
@@ -273,16 +304,16 @@ LogicalResult Lowering::run() {
 Value Lowering::graphAllowed(OpBuilder &b, Value i, Value j) {
   Location loc = op.getLoc();
   Ix ix{b, loc};
-  auto toIndex = [&](Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  };
   Value rowPtr = op.getRowPtr(), colIdx = op.getColIdx();
   int64_t nnz = cast<RankedTensorType>(colIdx.getType()).getDimSize(0);
   // The row's entries, clamped into col_idx (attn-run validates the CSR;
   // the kernel never reads out of bounds).
-  Value begin = toIndex(tensor::ExtractOp::create(b, loc, rowPtr, ValueRange{i}));
-  Value end = toIndex(
-      tensor::ExtractOp::create(b, loc, rowPtr, ValueRange{ix.add(i, ix.c(1))}));
+  Value begin = buildIndexCast(
+      b, loc, tensor::ExtractOp::create(b, loc, rowPtr, ValueRange{i}));
+  Value end =
+      buildIndexCast(b, loc,
+                     tensor::ExtractOp::create(b, loc, rowPtr,
+                                               ValueRange{ix.add(i, ix.c(1))}));
   begin = ix.max(ix.min(begin, ix.c(nnz)), ix.c(0));
   end = ix.max(ix.min(end, ix.c(nnz)), begin);
   Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -293,22 +324,24 @@ Value Lowering::graphAllowed(OpBuilder &b, Value i, Value j) {
   // begin + t S + x when it is before the end.
   int64_t s = opts.subgroupSize;
   Value steps = ix.div(ix.add(ix.sub(end, begin), ix.c(s - 1)), ix.c(s));
-  auto scan = scf::ForOp::create(b, loc, ix.c(0), steps, ix.c(1),
-                                 ValueRange{zero});
+  auto scan =
+      scf::ForOp::create(b, loc, ix.c(0), steps, ix.c(1), ValueRange{zero});
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(scan.getBody());
-    Value e = ix.add(ix.add(begin, ix.mul(scan.getInductionVar(), ix.c(s))),
-                     lane);
+    Value e =
+        ix.add(ix.add(begin, ix.mul(scan.getInductionVar(), ix.c(s))), lane);
     Value inRow = ix.lt(e, end);
-    Value col = toIndex(tensor::ExtractOp::create(
-        b, loc, colIdx, ValueRange{ix.min(e, ix.c(nnz - 1))}));
+    Value col = buildIndexCast(
+        b, loc,
+        tensor::ExtractOp::create(b, loc, colIdx,
+                                  ValueRange{ix.min(e, ix.c(nnz - 1))}));
     Value hit = arith::AndIOp::create(
         b, loc, inRow,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, col, j));
-    Value found = arith::SelectOp::create(
-        b, loc, hit, buildFloatConstant(b, loc, f32, 1.0),
-        scan.getRegionIterArgs()[0]);
+    Value found = arith::SelectOp::create(b, loc, hit,
+                                          buildFloatConstant(b, loc, f32, 1.0),
+                                          scan.getRegionIterArgs()[0]);
     scf::YieldOp::create(b, loc, found);
   }
   Value any = gpu::SubgroupReduceOp::create(b, loc, scan.getResult(0),
@@ -326,7 +359,6 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
   const int64_t s = opts.subgroupSize, rows = opts.rows;
   const int64_t n = (sz.e + s - 1) / s, nv = (sz.ev + s - 1) / s;
   Value zero = buildFloatConstant(b, loc, f32, 0.0);
-  Value one = buildFloatConstant(b, loc, f32, 1.0);
   Value negInf =
       buildFloatConstant(b, loc, f32, -std::numeric_limits<double>::infinity());
 
@@ -344,19 +376,19 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
   for (int64_t c = 0; c < n; ++c) {
     Value d = laneDim(c);
     Value inRange = ix.lt(d, ix.c(sz.e));
-    Value x = widen(b, loc,
-                    memref::LoadOp::create(
-                        b, loc, qBuf,
-                        ValueRange{batch, h, ic, ix.min(d, ix.c(sz.e - 1))}));
+    Value x = widen(
+        b, loc,
+        memref::LoadOp::create(
+            b, loc, qBuf, ValueRange{batch, h, ic, ix.min(d, ix.c(sz.e - 1))}));
     q.push_back(arith::SelectOp::create(b, loc, inRange, x, zero));
   }
 
   // Key tiles: the kind's key span of this workgroup's rows, within [0, Lk).
   Value iLo = ix.mul(tile, ix.c(rows));
   Value iHi = ix.min(ix.add(iLo, ix.c(rows - 1)), ix.c(sz.lq - 1));
-  KeySpan span = buildMaskKeySpan(
-      b, loc, emitter.maskParams(), emitter.queryPosition(b, loc, batch, iLo),
-      emitter.queryPosition(b, loc, batch, iHi));
+  KeySpan span = buildMaskKeySpan(b, loc, emitter.maskParams(),
+                                  emitter.queryPosition(b, loc, batch, iLo),
+                                  emitter.queryPosition(b, loc, batch, iHi));
   Value first = span.first ? ix.max(span.first, ix.c(0)) : ix.c(0);
   Value last = span.last ? ix.min(span.last, ix.c(sz.lk - 1)) : ix.c(sz.lk - 1);
   Value ktFirst = ix.floorDiv(first, bk);
@@ -376,16 +408,15 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
     // Stage K and V rows j0 .. j0 + bk (clamped: rows past Lk are masked).
     gpu::BarrierOp::create(b, loc);
     auto stage = [&](Value src, Value dst, int64_t width) {
-      auto loop =
-          scf::ForOp::create(b, loc, flat, ix.c(bk * width), threads);
+      auto loop = scf::ForOp::create(b, loc, flat, ix.c(bk * width), threads);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(loop.getBody());
       Value idx = loop.getInductionVar();
       Value r = ix.div(idx, ix.c(width)), d = ix.rem(idx, ix.c(width));
       Value j = ix.min(ix.add(j0, r), ix.c(sz.lk - 1));
-      Value x = widen(b, loc,
-                      memref::LoadOp::create(b, loc, src,
-                                             ValueRange{batch, kh, j, d}));
+      Value x = widen(
+          b, loc,
+          memref::LoadOp::create(b, loc, src, ValueRange{batch, kh, j, d}));
       memref::StoreOp::create(b, loc, x, dst, ValueRange{r, d});
     };
     stage(kBuf, kSh, sz.e);
@@ -419,9 +450,9 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
       if (Value relKey = op.getRelKey()) {
         Value rel = emitter.relativeIndex(b, loc, pos);
         shaw = dot([&](Value d) {
-          return widen(b, loc,
-                       tensor::ExtractOp::create(b, loc, relKey,
-                                                 ValueRange{rel, d}));
+          return widen(
+              b, loc,
+              tensor::ExtractOp::create(b, loc, relKey, ValueRange{rel, d}));
         });
       }
       Value biasElem;
@@ -440,27 +471,11 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
       Value allowed = emitter.allowed(b, loc, pos, extra);
       score = arith::SelectOp::create(b, loc, allowed, score, negInf);
 
-      // Online softmax: m' = max(m, s), l' = l e^(m - m') + e^(s - m'),
-      // acc' = acc e^(m - m') + e^(s - m') v; nothing while m' = -inf.
-      Value m = keys.getRegionIterArgs()[0], l = keys.getRegionIterArgs()[1];
-      Value mNew = arith::MaxNumFOp::create(b, loc, m, score);
-      Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                         mNew, negInf);
-      Value corr = arith::SelectOp::create(
-          b, loc, dead, one,
-          math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, mNew)));
-      Value p = arith::SelectOp::create(
-          b, loc, dead, zero,
-          math::ExpOp::create(b, loc,
-                              arith::SubFOp::create(b, loc, score, mNew)));
-      SmallVector<Value> next{mNew, math::FmaOp::create(b, loc, l, corr, p)};
-      for (int64_t c = 0; c < nv; ++c) {
-        Value d = ix.min(laneDim(c), ix.c(sz.ev - 1));
-        Value v = memref::LoadOp::create(b, loc, vSh, ValueRange{r, d});
-        Value acc = keys.getRegionIterArgs()[2 + c];
-        next.push_back(math::FmaOp::create(
-            b, loc, p, v, arith::MulFOp::create(b, loc, acc, corr)));
-      }
+      SmallVector<Value> next = onlineSoftmaxStep(
+          b, loc, keys.getRegionIterArgs(), score, [&](size_t c) -> Value {
+            Value d = ix.min(laneDim(c), ix.c(sz.ev - 1));
+            return memref::LoadOp::create(b, loc, vSh, ValueRange{r, d});
+          });
       scf::YieldOp::create(b, loc, next);
     }
     scf::YieldOp::create(b, loc, keys.getResults());
@@ -472,8 +487,8 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
   Type oElem = cast<MemRefType>(oBuf.getType()).getElementType();
   for (int64_t c = 0; c < nv; ++c) {
     Value d = laneDim(c);
-    Value store = arith::AndIOp::create(b, loc, rowValid,
-                                        ix.lt(d, ix.c(sz.ev)));
+    Value store =
+        arith::AndIOp::create(b, loc, rowValid, ix.lt(d, ix.c(sz.ev)));
     auto ifOp = scf::IfOp::create(b, loc, store, /*withElse=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -485,8 +500,7 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
     memref::StoreOp::create(b, loc, o, oBuf, ValueRange{batch, h, i, d});
   }
   if (lseBuf) {
-    Value store = arith::AndIOp::create(b, loc, rowValid,
-                                        ix.lt(lane, ix.c(1)));
+    Value store = arith::AndIOp::create(b, loc, rowValid, ix.lt(lane, ix.c(1)));
     auto ifOp = scf::IfOp::create(b, loc, store, /*withElse=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -507,9 +521,10 @@ namespace {
 struct LaunchFuncEffects
     : MemoryEffectOpInterface::ExternalModel<LaunchFuncEffects,
                                              gpu::LaunchFuncOp> {
-  void getEffects(Operation *op,
-                  SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-                      &effects) const {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
     for (OpOperand &operand : op->getOpOperands())
       if (isa<MemRefType>(operand.get().getType())) {
         effects.emplace_back(MemoryEffects::Read::get(), &operand);
@@ -535,8 +550,9 @@ struct AttnSdpaToGpu : attn::impl::AttnSdpaToGpuBase<AttnSdpaToGpu> {
   void runOnOperation() override {
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
-    AttnSdpaToGpuOptions options{subgroupSize, rows, blockK, sharedMemory,
-                                 workgroupAttributions, leaveUnsupported};
+    AttnSdpaToGpuOptions options{
+        subgroupSize,    rows, blockK, sharedMemory, workgroupAttributions,
+        leaveUnsupported};
     for (SdpaOp op : ops) {
       if (leaveUnsupported && !Lowering::takesNatively(op))
         continue;
@@ -588,9 +604,9 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
   Value outBuf = memref::AllocOp::create(
       b, loc, MemRefType::get(outType.getShape(), outType.getElementType()));
 
-  auto launch = gpu::LaunchOp::create(
-      b, loc, ix.c((n + rows - 1) / rows), ix.c(1), ix.c(1), ix.c(s),
-      ix.c(rows), ix.c(1));
+  auto launch =
+      gpu::LaunchOp::create(b, loc, ix.c((n + rows - 1) / rows), ix.c(1),
+                            ix.c(1), ix.c(s), ix.c(rows), ix.c(1));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
@@ -605,11 +621,10 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
     Value i = ix.add(ix.mul(launch.getBlockIds().x, ix.c(rows)),
                      launch.getThreadIds().y);
     Value ic = ix.min(i, ix.c(n - 1));
-    auto toIndex = [&](Value v) {
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-    };
-    Value begin = toIndex(memref::LoadOp::create(b, loc, rpBuf, ValueRange{ic}));
-    Value end = toIndex(
+    Value begin = buildIndexCast(
+        b, loc, memref::LoadOp::create(b, loc, rpBuf, ValueRange{ic}));
+    Value end = buildIndexCast(
+        b, loc,
         memref::LoadOp::create(b, loc, rpBuf, ValueRange{ix.add(ic, ix.c(1))}));
     // CSR entries are clamped into the tensors (attn-run and the model
     // loader validate them; the kernel never reads out of bounds).
@@ -617,10 +632,10 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
     end = ix.max(ix.min(end, ix.c(nnz)), begin);
     auto dims = [&](int64_t c) { return ix.add(lane, ix.c(c * s)); };
     auto leaky = [&](Value x) {
-      Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
-                                        zero);
-      return arith::SelectOp::create(
-          b, loc, pos, x, arith::MulFOp::create(b, loc, x, slope));
+      Value pos =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+      return arith::SelectOp::create(b, loc, pos, x,
+                                     arith::MulFOp::create(b, loc, x, slope));
     };
     /// The lane's elements of row `node` of head `h` of z (0 past C).
     auto zRow = [&](Value node, Value h) {
@@ -629,8 +644,8 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
         Value d = dims(c);
         Value col = ix.add(ix.mul(h, ix.c(ch)), ix.min(d, ix.c(ch - 1)));
         Value v = memref::LoadOp::create(b, loc, zBuf, ValueRange{node, col});
-        r.push_back(arith::SelectOp::create(b, loc, ix.lt(d, ix.c(ch)), v,
-                                            zero));
+        r.push_back(
+            arith::SelectOp::create(b, loc, ix.lt(d, ix.c(ch)), v, zero));
       }
       return r;
     };
@@ -658,9 +673,9 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
       // The state starts with the self loop (PyG adds one per node).
       SmallVector<Value> init;
       if (op.getAddSelfLoops()) {
-        init = {leaky(arith::AddFOp::create(b, loc, dScore,
-                                            dot(srcBuf, h, zi))),
-                one};
+        init = {
+            leaky(arith::AddFOp::create(b, loc, dScore, dot(srcBuf, h, zi))),
+            one};
         init.append(zi.begin(), zi.end());
       } else {
         init = {negInf, zero};
@@ -670,44 +685,33 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
       {
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(edges.getBody());
-        Value j = toIndex(memref::LoadOp::create(
-            b, loc, ciBuf, ValueRange{edges.getInductionVar()}));
+        Value j = buildIndexCast(
+            b, loc,
+            memref::LoadOp::create(b, loc, ciBuf,
+                                   ValueRange{edges.getInductionVar()}));
         Value jc = ix.max(ix.min(j, ix.c(n - 1)), ix.c(0));
         SmallVector<Value> zj = zRow(jc, h);
-        Value score = leaky(arith::AddFOp::create(b, loc, dScore,
-                                                  dot(srcBuf, h, zj)));
+        Value score =
+            leaky(arith::AddFOp::create(b, loc, dScore, dot(srcBuf, h, zj)));
         if (op.getAddSelfLoops()) {
           // Existing self loops are dropped (the one added stands for them).
-          Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                             j, i);
+          Value self =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j, i);
           score = arith::SelectOp::create(b, loc, self, negInf, score);
         }
-        ValueRange st = edges.getRegionIterArgs();
-        Value mNew = arith::MaxNumFOp::create(b, loc, st[0], score);
-        Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                           mNew, negInf);
-        Value corr = arith::SelectOp::create(
-            b, loc, dead, one,
-            math::ExpOp::create(b, loc,
-                                arith::SubFOp::create(b, loc, st[0], mNew)));
-        Value p = arith::SelectOp::create(
-            b, loc, dead, zero,
-            math::ExpOp::create(b, loc,
-                                arith::SubFOp::create(b, loc, score, mNew)));
-        SmallVector<Value> next{mNew, math::FmaOp::create(b, loc, st[1], corr, p)};
-        for (int64_t c = 0; c < per; ++c)
-          next.push_back(math::FmaOp::create(
-              b, loc, p, zj[c], arith::MulFOp::create(b, loc, st[2 + c], corr)));
+        SmallVector<Value> next =
+            onlineSoftmaxStep(b, loc, edges.getRegionIterArgs(), score,
+                              [&](size_t c) { return zj[c]; });
         scf::YieldOp::create(b, loc, next);
       }
       Value l = edges.getResult(1);
-      Value any = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l,
-                                        zero);
+      Value any =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
       SmallVector<Value> meanNext;
       for (int64_t c = 0; c < per; ++c) {
         Value o = arith::SelectOp::create(
-            b, loc, any, arith::DivFOp::create(b, loc, edges.getResult(2 + c), l),
-            zero);
+            b, loc, any,
+            arith::DivFOp::create(b, loc, edges.getResult(2 + c), l), zero);
         if (mean) {
           meanNext.push_back(arith::AddFOp::create(
               b, loc, headLoop.getRegionIterArgs()[c],
@@ -724,7 +728,8 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         if (biasBuf)
           o = arith::AddFOp::create(
-              b, loc, o, memref::LoadOp::create(b, loc, biasBuf, ValueRange{col}));
+              b, loc, o,
+              memref::LoadOp::create(b, loc, biasBuf, ValueRange{col}));
         memref::StoreOp::create(b, loc, o, outBuf, ValueRange{i, col});
       }
       if (!mean)
@@ -743,7 +748,8 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
         Value o = headLoop.getResult(c);
         if (biasBuf)
           o = arith::AddFOp::create(
-              b, loc, o, memref::LoadOp::create(b, loc, biasBuf, ValueRange{d}));
+              b, loc, o,
+              memref::LoadOp::create(b, loc, biasBuf, ValueRange{d}));
         memref::StoreOp::create(b, loc, o, outBuf, ValueRange{i, d});
       }
     }
