@@ -1,6 +1,7 @@
 //===- Graph.cpp - graphs for graph attention ----------------------------===//
 
 #include "lib/Graph/Graph.h"
+#include "lib/Runtime/Budget.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <utility>
 
@@ -44,9 +46,28 @@ public:
   }
 
   llvm::Error error(const llvm::Twine &message) const {
-    return createStringError(std::errc::invalid_argument, "%s:%d: %s",
-                             path.c_str(), lineNo, message.str().c_str());
+    return errorAt(lineNo, message);
   }
+  llvm::Error errorAt(int line, const llvm::Twine &message) const {
+    return createStringError(std::errc::invalid_argument, "%s:%d: %s",
+                             path.c_str(), line, message.str().c_str());
+  }
+  /// The graph's node count must fit the memory budget: its CSR holds
+  /// numNodes + 1 row pointers (and a model numNodes feature rows), the
+  /// first allocation a claimed node count decides.
+  llvm::Error checkNodes(int line, int64_t numNodes,
+                         const llvm::Twine &claim) const {
+    uint64_t rows = static_cast<uint64_t>(numNodes) + 1;
+    uint64_t bytes = rows > UINT64_MAX / sizeof(int64_t)
+                         ? UINT64_MAX // certainly over any budget
+                         : rows * sizeof(int64_t);
+    if (llvm::Error err = mlir::attn::checkBudget(
+            bytes, claim + " (" + llvm::Twine(numNodes) +
+                       " nodes: the CSR's row pointers)"))
+      return errorAt(line, llvm::toString(std::move(err)));
+    return llvm::Error::success();
+  }
+  int line() const { return lineNo; }
 
 private:
   LineReader(StringRef path, std::unique_ptr<llvm::MemoryBuffer> buffer)
@@ -83,6 +104,7 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
   if (!reader)
     return reader.takeError();
   EdgeList graph;
+  int largestLine = 0;
   StringRef line;
   while (reader->next(line)) {
     if (isComment(line))
@@ -95,9 +117,23 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
                            line.trim() + "'");
     if (src < 0 || dst < 0)
       return reader->error("node ids must be >= 0, got '" + line.trim() + "'");
+    // Ids index rows: the largest decides the node count (largest + 1, so
+    // INT64_MAX itself is no id) and its line is where a claim too large
+    // for the memory budget is reported.
+    int64_t largest = std::max(src, dst);
+    if (largest == std::numeric_limits<int64_t>::max())
+      return reader->error("node id " + llvm::Twine(largest) +
+                           " is too large (ids must be below 2^63 - 1)");
     graph.edges.push_back({src, dst});
-    graph.numNodes = std::max({graph.numNodes, src + 1, dst + 1});
+    if (largest + 1 > graph.numNodes) {
+      graph.numNodes = largest + 1;
+      largestLine = reader->line();
+    }
   }
+  if (llvm::Error err = reader->checkNodes(
+          largestLine, graph.numNodes,
+          "node id " + llvm::Twine(graph.numNodes - 1)))
+    return std::move(err);
   return graph;
 }
 
@@ -142,6 +178,12 @@ Expected<EdgeList> mlir::attn::graph::readMatrixMarket(StringRef path) {
   if (rows != cols)
     return reader->error("an adjacency matrix must be square, got " +
                          llvm::Twine(rows) + " x " + llvm::Twine(cols));
+  if (rows == std::numeric_limits<int64_t>::max())
+    return reader->error("the size line claims " + llvm::Twine(rows) +
+                         " nodes (at most 2^63 - 2)");
+  if (llvm::Error err = reader->checkNodes(reader->line(), rows,
+                                           "the size line"))
+    return std::move(err);
 
   EdgeList graph;
   graph.numNodes = rows;

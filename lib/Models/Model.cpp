@@ -3,6 +3,7 @@
 #include "lib/Models/Model.h"
 #include "lib/Models/ModelKinds.h"
 #include "lib/Models/NetBuilder.h"
+#include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Weights.h"
 
 #include "dialect/AttnDialect.h"
@@ -68,8 +69,38 @@ Model::load(llvm::StringRef path, const ModelOverrides &overrides) {
   if (llvm::Error err = spec.finish())
     return std::move(err);
   model->kindName = kind;
+  if (llvm::Error err = model->checkSizes(path))
+    return std::move(err);
   model->setLayout();
   return model;
+}
+
+llvm::Error Model::checkSizes(llvm::StringRef path) const {
+  // Every tensor a run allocates (inputs of one call, the packed weights,
+  // the output), with checked products, and their sum, against the memory
+  // budget: a description's sizes are claims like a file header's.
+  uint64_t total = 0;
+  auto add = [&](const TensorSpec &t, llvm::StringRef role) -> llvm::Error {
+    llvm::Expected<uint64_t> bytes = checkedTensorBytes(
+        t.shape, dtypeSize(t.dtype),
+        path + ": " + role + " '" + t.name + "' of shape " + t.shapeString());
+    if (!bytes)
+      return bytes.takeError();
+    // Each weight is padded to 64 bytes in the packed buffer.
+    if (__builtin_add_overflow(total, (*bytes + 63) / 64 * 64, &total))
+      total = UINT64_MAX;
+    return llvm::Error::success();
+  };
+  for (const TensorSpec &t : inputSpecs)
+    if (llvm::Error err = add(t, "input"))
+      return err;
+  for (const TensorSpec &t : weightSpecs)
+    if (llvm::Error err = add(t, "weight"))
+      return err;
+  if (llvm::Error err = add(outputSpec, "output"))
+    return err;
+  return checkBudget(total, path + ": the inputs, weights and output of one "
+                                   "call together");
 }
 
 OwningOpRef<ModuleOp> Model::build(MLIRContext &ctx) const {

@@ -109,8 +109,12 @@ protected:
   int64_t batchSize = 1;
   bool chunks = true;
 
-  /// Computes the packed layout of `weightSpecs`; called once they are set.
+  /// Computes the packed layout of `weightSpecs`; called once they are set
+  /// and checked.
   void setLayout();
+  /// Checks the bytes of every input, weight and the output (checked
+  /// products) and their sum against the memory budget.
+  llvm::Error checkSizes(llvm::StringRef path) const;
 
 private:
   std::vector<int64_t> offsets;

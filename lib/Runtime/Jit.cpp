@@ -1,6 +1,7 @@
 //===- Jit.cpp - JIT-compile and call attn modules ------------------------===//
 
 #include "lib/Runtime/Jit.h"
+#include "lib/Runtime/Budget.h"
 
 #include "dialect/AttnDialect.h"
 #include "lib/Pipelines/Pipelines.h"
@@ -97,6 +98,93 @@ static llvm::Error captureDiagnostics(MLIRContext *ctx, llvm::StringRef what,
   return llvm::Error::success();
 }
 
+/// Bytes of one element of a shaped value (index: 8; sub-byte types: 1).
+static uint64_t elementBytes(Type t) {
+  if (t.isIntOrFloat())
+    return std::max<uint64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+  return 8;
+}
+
+llvm::Error mlir::attn::checkStaticSizes(Operation *func) {
+  auto describe = [](Value v, Location loc, const llvm::Twine &what) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (auto file = loc->findInstanceOf<FileLineColLoc>())
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+         << file.getColumn() << ": ";
+    os << what << " of type " << v.getType();
+    return text;
+  };
+  auto bytesOf = [](Value v) -> std::optional<llvm::ArrayRef<int64_t>> {
+    auto shaped = dyn_cast<ShapedType>(v.getType());
+    if (!shaped || !shaped.hasStaticShape())
+      return std::nullopt;
+    return shaped.getShape();
+  };
+  auto check = [&](Value v, Location loc,
+                   const llvm::Twine &what) -> llvm::Expected<uint64_t> {
+    std::optional<llvm::ArrayRef<int64_t>> shape = bytesOf(v);
+    if (!shape)
+      return 0;
+    return checkedTensorBytes(
+        *shape, elementBytes(cast<ShapedType>(v.getType()).getElementType()),
+        describe(v, loc, what));
+  };
+  llvm::Error first = llvm::Error::success();
+  func->walk([&](Operation *op) {
+    if (first)
+      return WalkResult::interrupt();
+    for (OpResult r : op->getResults()) {
+      llvm::Expected<uint64_t> bytes =
+          check(r, op->getLoc(),
+                "'" + op->getName().getStringRef() + "' result #" +
+                    llvm::Twine(r.getResultNumber()));
+      if (!bytes) {
+        first = bytes.takeError();
+        return WalkResult::interrupt();
+      }
+    }
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments()) {
+          auto function = dyn_cast<FunctionOpInterface>(op);
+          llvm::Expected<uint64_t> bytes = check(
+              arg, arg.getLoc(),
+              (function && block.isEntryBlock()
+                   ? "argument #" + llvm::Twine(arg.getArgNumber()) + " of @" +
+                         function.getName()
+                   : "block argument #" + llvm::Twine(arg.getArgNumber()))
+                  .str());
+          if (!bytes) {
+            first = bytes.takeError();
+            return WalkResult::interrupt();
+          }
+        }
+    return WalkResult::advance();
+  });
+  if (first)
+    return first;
+  // What a caller allocates: the arguments and the results, together.
+  auto function = dyn_cast<FunctionOpInterface>(func);
+  if (!function)
+    return llvm::Error::success();
+  uint64_t total = 0;
+  for (Type t : llvm::concat<const Type>(function.getArgumentTypes(),
+                                         function.getResultTypes())) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    if (!shaped || !shaped.hasStaticShape())
+      continue;
+    llvm::Expected<uint64_t> bytes = checkedTensorBytes(
+        shaped.getShape(), elementBytes(shaped.getElementType()), "a value");
+    if (!bytes)
+      return bytes.takeError();
+    if (__builtin_add_overflow(total, *bytes, &total))
+      total = UINT64_MAX;
+  }
+  return checkBudget(total, "@" + function.getName() +
+                                "'s arguments and results together");
+}
+
 llvm::Expected<std::unique_ptr<JitModule>>
 JitModule::compile(ModuleOp module, const JitOptions &options) {
   initializeRuntime();
@@ -121,6 +209,8 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
           "statically shaped tensors of f32, f64, f16, bf16, i32 or i64";
       continue;
     }
+    if (llvm::Error err = checkStaticSizes(func))
+      return std::move(err);
     jit->signatures[func.getName()] = func.getFunctionType();
     func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   UnitAttr::get(ctx));

@@ -46,6 +46,13 @@ std::optional<DType> dtypeOf(Type elementType);
 llvm::Error checkTensorType(const HostTensor &tensor, Type declared,
                             llvm::StringRef what);
 
+/// Checks the statically shaped values of `func` (arguments, results, every
+/// op's results and block arguments) against the memory budget of Budget.h
+/// before anything is allocated for them: each value, and the arguments and
+/// results together (what a caller allocates), must fit. The error names
+/// the value's location and type.
+llvm::Error checkStaticSizes(Operation *func);
+
 struct JitOptions {
   /// Pass pipeline (textual, on builtin.module) that lowers attn IR to LLVM.
   std::string pipeline = "attn-cpu-pipeline";

@@ -1,6 +1,7 @@
 //===- Tensor.cpp - host tensors and .npy files ---------------------------===//
 
 #include "lib/Runtime/Tensor.h"
+#include "lib/Runtime/Budget.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
@@ -105,6 +106,17 @@ HostTensor::HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape)
     llvm::report_fatal_error("out of memory allocating a host tensor");
   std::memset(p, 0, bytes ? bytes : 64);
   storage.reset(p);
+}
+
+llvm::Expected<HostTensor> HostTensor::allocate(DType dtype,
+                                                llvm::ArrayRef<int64_t> shape,
+                                                const llvm::Twine &what) {
+  if (llvm::Error err =
+          checkedTensorBytes(shape, dtypeSize(dtype),
+                             what + " (shape " + shapeString(shape) + ")")
+              .takeError())
+    return std::move(err);
+  return HostTensor(dtype, shape);
 }
 
 int64_t HostTensor::numElements() const {
@@ -335,6 +347,8 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
         "%s: expected %s data bytes for shape %s, found %zu", p.c_str(),
         bytes == UINT64_MAX ? "more" : std::to_string(bytes).c_str(),
         shapeText.c_str(), available);
+  if (llvm::Error err = checkBudget(bytes, p + ": tensor " + shapeText))
+    return std::move(err);
   HostTensor t(dtype, shape);
   std::memcpy(t.data(), data.data() + dataOffset, t.numBytes());
   return t;

@@ -37,6 +37,12 @@ class HostTensor {
 public:
   HostTensor() = default;
   HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape);
+  /// A zeroed tensor whose shape an input chose: the byte count is checked
+  /// (overflow, the memory budget of Budget.h) before anything is
+  /// allocated; the error names `what` and the shape.
+  static llvm::Expected<HostTensor> allocate(DType dtype,
+                                             llvm::ArrayRef<int64_t> shape,
+                                             const llvm::Twine &what);
 
   DType dtype() const { return type; }
   llvm::ArrayRef<int64_t> shape() const { return dims; }

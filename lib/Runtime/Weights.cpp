@@ -1,6 +1,7 @@
 //===- Weights.cpp - safetensors weights and IDX datasets -----------------===//
 
 #include "lib/Runtime/Weights.h"
+#include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Json.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -104,6 +105,9 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
   Checkpoint ckpt;
   ckpt.path = p;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  // What the converted tensors hold in memory (16-bit floats become f32):
+  // their sum must fit the memory budget.
+  uint64_t heldBytes = 0;
   for (const auto &kv : *entries) {
     std::string name = kv.first.str();
     if (name == "__metadata__")
@@ -155,6 +159,11 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
                  " bytes, but the shape and dtype need " +
                  (overflow ? llvm::Twine("more than 2^64")
                            : llvm::Twine(need)));
+    uint64_t held = need / dtype->bytes * dtypeSize(dtype->target);
+    heldBytes += held;
+    if (llvm::Error err = checkBudget(
+            heldBytes, p + ": its tensors up to '" + name + "'"))
+      return std::move(err);
     HostTensor tensor(dtype->target, dims);
     for (auto [b, e] : ranges)
       if (static_cast<uint64_t>(*begin) < e && b < static_cast<uint64_t>(*end))
@@ -170,10 +179,6 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
 bool mlir::attn::isIdxPath(StringRef path) {
   return path.ends_with("-ubyte") || path.ends_with("-ubyte.gz");
 }
-
-/// The most values an IDX file may declare: 2^30 (1 GiB of bytes, read as
-/// 4 GiB of i32; MNIST's training images are 47 million).
-static constexpr uint64_t kMaxIdxValues = uint64_t(1) << 30;
 
 Expected<HostTensor> mlir::attn::readIdx(StringRef path) {
   std::string p = path.str();
@@ -217,12 +222,14 @@ Expected<HostTensor> mlir::attn::readIdx(StringRef path) {
     dims.push_back(llvm::support::endian::read32be(bytes.data() + 4 + 4 * i));
     overflow |= __builtin_mul_overflow(count, uint64_t(dims.back()), &count);
   }
-  if (overflow || count > kMaxIdxValues)
-    return createStringError(
-        "%s: IDX header declares %s values, more than the %llu an IDX input "
-        "may hold",
-        p.c_str(), overflow ? "over 2^64" : std::to_string(count).c_str(),
-        static_cast<unsigned long long>(kMaxIdxValues));
+  // Read as bytes, held as i32: 5 bytes per value, within the budget (the
+  // claim is checked before anything is read; the data must be there too).
+  if (overflow || count > UINT64_MAX / 5)
+    return createStringError("%s: IDX header declares over 2^64 values",
+                             p.c_str());
+  if (llvm::Error err = checkBudget(
+          count * 5, p + ": IDX header's " + std::to_string(count) + " values"))
+    return std::move(err);
   size_t offset = 4 + 4 * rank;
   // One byte past the declared values tells a file that holds more.
   if (!readUpTo(bytes, count + 1))

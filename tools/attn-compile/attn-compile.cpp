@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Models/Model.h"
+#include "lib/Runtime/Budget.h"
 #include "lib/Runtime/GpuDevice.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Json.h"
@@ -194,6 +195,13 @@ static cl::opt<bool> vectorize("vectorize",
                                cl::desc("Register-tile and vectorize "
                                         "(attn-cpu-pipeline)"),
                                cl::init(true), cl::cat(category));
+static cl::opt<std::string> memoryBudgetOption(
+    "memory-budget",
+    cl::desc("Most bytes the model's inputs, weights and output of one call "
+             "(and any one value of the compiled function) may take, checked "
+             "before allocating (e.g. 8G, 512M; default: $ATTN_MEMORY_BUDGET "
+             "or half of the physical memory)"),
+    cl::value_desc("SIZE"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("Seed of the initialisation and of "
                                        "generated inputs"),
@@ -808,6 +816,8 @@ int main(int argc, char **argv) {
   if (!run && !tune && emit == Emit::none && packedWeightsFile.empty())
     return fail("nothing to do: give --run, --emit=STAGE, --tune or "
                 "--save-packed-weights");
+  if (llvm::Error err = configureMemoryBudget(memoryBudgetOption))
+    return fail(std::move(err));
   if (pipelineName != "attn-cpu-pipeline" &&
       pipelineName != "attn-reference-pipeline")
     return fail("--pipeline must be attn-cpu-pipeline or "

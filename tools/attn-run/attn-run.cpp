@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Evaluate.h"
 #include "lib/Runtime/GpuDevice.h"
 #include "lib/Runtime/Jit.h"
@@ -90,6 +91,12 @@ static cl::list<std::string> inputs(
              "files feed bf16 arguments, rounded); the other arguments are "
              "generated"),
     cl::cat(category));
+static cl::opt<std::string> memoryBudgetOption(
+    "memory-budget",
+    cl::desc("Most bytes the inputs, results and any one value of the "
+             "function may take (e.g. 8G, 512M; default: $ATTN_MEMORY_BUDGET "
+             "or half of the physical memory), checked before allocating"),
+    cl::value_desc("SIZE"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
                               cl::init(1), cl::cat(category));
 static cl::opt<double> magnitude("input-magnitude",
@@ -364,6 +371,8 @@ int main(int argc, char **argv) {
       "reference\n");
   if (all && (!inputs.empty() || !dumpDir.empty()))
     return fail("--input and --dump-dir need a single function, not --all");
+  if (llvm::Error err = configureMemoryBudget(memoryBudgetOption))
+    return fail(std::move(err));
 
   DialectRegistry registry;
   registerRuntimeDialects(registry);
@@ -384,6 +393,11 @@ int main(int argc, char **argv) {
   FailureOr<SmallVector<std::string>> names = selectEntries(*module);
   if (failed(names))
     return 1;
+  // Static shapes claim memory: checked before any input is generated.
+  for (const std::string &name : *names)
+    if (llvm::Error err =
+            checkStaticSizes(module->lookupSymbol<func::FuncOp>(name)))
+      return fail(std::move(err));
 
   std::string cachePath = tuningCache.empty() ? TuningCache::defaultPath()
                                               : std::string(tuningCache);

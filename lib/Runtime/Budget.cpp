@@ -1,0 +1,160 @@
+//===- Budget.cpp - the memory budget of sizes an input claims ------------===//
+
+#include "lib/Runtime/Budget.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+using namespace mlir::attn;
+using llvm::StringRef;
+
+namespace {
+constexpr uint64_t kGiB = uint64_t(1) << 30;
+std::atomic<uint64_t> budgetOverride{0};
+} // namespace
+
+uint64_t mlir::attn::defaultMemoryBudget() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return 4 * kGiB;
+  uint64_t physical =
+      static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+  return std::max(physical / 2, kGiB);
+}
+
+llvm::Expected<uint64_t> mlir::attn::parseByteSize(StringRef text) {
+  StringRef t = text.trim();
+  StringRef number =
+      t.take_while([](char c) { return llvm::isDigit(c) || c == '.'; });
+  StringRef unit = t.drop_front(number.size()).trim();
+  auto bad = [&] {
+    return llvm::createStringError(
+        std::errc::invalid_argument,
+        "invalid size '%s': expected a positive number of bytes with an "
+        "optional unit K, M, G or T (powers of 1024), e.g. 8G or 512M",
+        text.str().c_str());
+  };
+  double value;
+  if (number.empty() || number.getAsDouble(value) || !(value > 0))
+    return bad();
+  std::string u = unit.lower();
+  double scale;
+  if (u.empty() || u == "b")
+    scale = 1;
+  else if (u == "k" || u == "kb" || u == "kib")
+    scale = 1024.0;
+  else if (u == "m" || u == "mb" || u == "mib")
+    scale = 1024.0 * 1024;
+  else if (u == "g" || u == "gb" || u == "gib")
+    scale = 1024.0 * 1024 * 1024;
+  else if (u == "t" || u == "tb" || u == "tib")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else
+    return bad();
+  double bytes = std::floor(value * scale);
+  if (!(bytes >= 1) || bytes >= 18446744073709551616.0)
+    return bad();
+  return static_cast<uint64_t>(bytes);
+}
+
+uint64_t mlir::attn::memoryBudget() {
+  if (uint64_t set = budgetOverride.load())
+    return set;
+  if (const char *env = std::getenv("ATTN_MEMORY_BUDGET")) {
+    llvm::Expected<uint64_t> parsed = parseByteSize(env);
+    if (parsed)
+      return *parsed;
+    llvm::consumeError(parsed.takeError());
+  }
+  return defaultMemoryBudget();
+}
+
+void mlir::attn::setMemoryBudget(uint64_t bytes) { budgetOverride = bytes; }
+
+llvm::Error mlir::attn::configureMemoryBudget(StringRef option) {
+  if (!option.empty()) {
+    llvm::Expected<uint64_t> parsed = parseByteSize(option);
+    if (!parsed)
+      return llvm::createStringError(
+          std::errc::invalid_argument, "--memory-budget: %s",
+          llvm::toString(parsed.takeError()).c_str());
+    setMemoryBudget(*parsed);
+    return llvm::Error::success();
+  }
+  if (const char *env = std::getenv("ATTN_MEMORY_BUDGET")) {
+    llvm::Expected<uint64_t> parsed = parseByteSize(env);
+    if (!parsed)
+      return llvm::createStringError(
+          std::errc::invalid_argument, "ATTN_MEMORY_BUDGET: %s",
+          llvm::toString(parsed.takeError()).c_str());
+  }
+  return llvm::Error::success();
+}
+
+std::string mlir::attn::formatBytes(uint64_t bytes) {
+  static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  double v = static_cast<double>(bytes);
+  int u = -1;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  return buf;
+}
+
+llvm::Error mlir::attn::checkBudget(uint64_t bytes, const llvm::Twine &what) {
+  uint64_t budget = memoryBudget();
+  if (bytes <= budget)
+    return llvm::Error::success();
+  if (bytes == UINT64_MAX) // a count that overflowed on its way here
+    return llvm::createStringError(
+        std::errc::not_enough_memory,
+        "%s needs more than 2^64 bytes, more than the memory budget of %s",
+        what.str().c_str(), formatBytes(budget).c_str());
+  return llvm::createStringError(
+      std::errc::not_enough_memory,
+      "%s needs %s (%llu bytes), more than the memory budget of %s "
+      "(--memory-budget or ATTN_MEMORY_BUDGET sets it)",
+      what.str().c_str(), formatBytes(bytes).c_str(),
+      static_cast<unsigned long long>(bytes), formatBytes(budget).c_str());
+}
+
+std::string mlir::attn::shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+llvm::Expected<uint64_t>
+mlir::attn::checkedTensorBytes(llvm::ArrayRef<int64_t> shape,
+                               uint64_t elementBytes, const llvm::Twine &what) {
+  uint64_t bytes = elementBytes;
+  bool empty = false, overflow = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return llvm::createStringError(
+          std::errc::invalid_argument, "%s: negative dimension in shape %s",
+          what.str().c_str(), shapeString(shape).c_str());
+    empty |= d == 0;
+    overflow |= __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
+  }
+  if (empty)
+    return 0;
+  if (overflow)
+    return llvm::createStringError(
+        std::errc::value_too_large, "%s: shape %s has more than 2^64 bytes",
+        what.str().c_str(), shapeString(shape).c_str());
+  if (llvm::Error err = checkBudget(bytes, what))
+    return std::move(err);
+  return bytes;
+}

@@ -1,0 +1,69 @@
+//===- Budget.h - the memory budget of sizes an input claims ----*- C++ -*-===//
+//
+// Every allocation whose size comes from an input (a file's header, a model
+// description, a graph's ids, the static shapes of an IR function) is
+// checked against one memory budget before anything is allocated, so that a
+// 100-byte file claiming a terabyte is one error naming the size, never an
+// allocation the kernel kills. The budget is, in order: what a tool's
+// --memory-budget sets (setMemoryBudget), the ATTN_MEMORY_BUDGET environment
+// variable, or the default: half of this machine's physical memory (at least
+// 1 GiB). Sizes read "4G", "512M", "64K" or a number of bytes (powers of
+// 1024; "GiB"/"GB" spellings accepted).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_RUNTIME_BUDGET_H
+#define ATTN_LIB_RUNTIME_BUDGET_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::attn {
+
+/// Half of the physical memory (sysconf), at least 1 GiB.
+uint64_t defaultMemoryBudget();
+
+/// The budget in force (see the file comment). A malformed
+/// ATTN_MEMORY_BUDGET is ignored here; tools report it through
+/// configureMemoryBudget.
+uint64_t memoryBudget();
+
+/// Sets the budget for this process (0 restores the environment's or the
+/// default).
+void setMemoryBudget(uint64_t bytes);
+
+/// For tools: applies `option` (a --memory-budget value; empty: none) or
+/// else checks ATTN_MEMORY_BUDGET. A malformed or zero size is an error
+/// naming its source.
+llvm::Error configureMemoryBudget(llvm::StringRef option);
+
+/// "4G", "512M", "64K", "1.5G", "123" (bytes); error text says what is
+/// expected.
+llvm::Expected<uint64_t> parseByteSize(llvm::StringRef text);
+
+/// "12.0 GiB", "512.0 MiB", "300 bytes".
+std::string formatBytes(uint64_t bytes);
+
+/// An error unless `bytes` fits in the budget: "WHAT needs N (B bytes),
+/// more than the memory budget of M (--memory-budget or
+/// ATTN_MEMORY_BUDGET sets it)".
+llvm::Error checkBudget(uint64_t bytes, const llvm::Twine &what);
+
+/// The bytes of a dense tensor of `shape` with `elementBytes`-byte
+/// elements, with every product checked: a negative dimension, a product
+/// past 2^64 (the error names `what` and the shape), or one over the
+/// budget (checkBudget's error: `what` should say the shape or type).
+llvm::Expected<uint64_t> checkedTensorBytes(llvm::ArrayRef<int64_t> shape,
+                                            uint64_t elementBytes,
+                                            const llvm::Twine &what);
+
+/// "[2, 3, 4]".
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_RUNTIME_BUDGET_H
