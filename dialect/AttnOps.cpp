@@ -8,11 +8,13 @@
 #include "dialect/AttnOps.h"
 #include "dialect/MaskKinds.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -28,17 +30,25 @@ static bool sameDim(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
 
-/// Product of two dims that stays dynamic when either is dynamic.
-static int64_t mulDims(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b)
-             ? ShapedType::kDynamic
-             : a * b;
+/// Product / sum of two dims that stays dynamic when either is dynamic;
+/// nullopt when the static result passes int64 (no dimension is that large:
+/// the verifier says so instead of comparing a wrapped value).
+static std::optional<int64_t> mulDims(int64_t a, int64_t b) {
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
+    return ShapedType::kDynamic;
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    return std::nullopt;
+  return r;
 }
 
-static int64_t addDims(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b)
-             ? ShapedType::kDynamic
-             : a + b;
+static std::optional<int64_t> addDims(int64_t a, int64_t b) {
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
+    return ShapedType::kDynamic;
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r) || ShapedType::isDynamic(r))
+    return std::nullopt;
+  return r;
 }
 
 static std::string formatShape(ArrayRef<int64_t> shape) {
@@ -124,10 +134,16 @@ static std::string typeText(Type t) {
 }
 
 /// A score_mod / mask_mod region: one block with `argTypes`, side-effect
-/// free ops, ending in attn.yield of `yieldType`.
+/// free ops, ending in attn.yield of `yieldType`. The last four arguments
+/// are b, h, q_idx, kv_idx, which range below `indexBounds` (B, H, Lq, Lk;
+/// dynamic: unknown): a tensor read at one of them directly must have that
+/// many entries in the dimension it indexes, so that such reads are in
+/// bounds by construction (indices computed from data are clamped by the
+/// lowerings instead).
 static LogicalResult verifyModRegion(Operation *op, Region &region,
                                      StringRef name, ArrayRef<Type> argTypes,
-                                     StringRef argsText, Type yieldType) {
+                                     StringRef argsText, Type yieldType,
+                                     ArrayRef<int64_t> indexBounds) {
   if (region.empty())
     return success();
   if (!region.hasOneBlock())
@@ -154,7 +170,32 @@ static LogicalResult verifyModRegion(Operation *op, Region &region,
                       << inner->getName() << "'";
     return WalkResult::interrupt();
   });
-  return failure(effects.wasInterrupted());
+  if (effects.wasInterrupted())
+    return failure();
+  static const char *kIndexNames[] = {"b", "h", "q_idx", "kv_idx"};
+  static const char *kBoundNames[] = {"B", "H", "Lq", "Lk"};
+  unsigned firstIndex = block.getNumArguments() - 4;
+  WalkResult bounds = region.walk([&](tensor::ExtractOp x) {
+    auto type = cast<RankedTensorType>(x.getTensor().getType());
+    for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
+      auto arg = dyn_cast<BlockArgument>(idx);
+      if (!arg || arg.getOwner() != &block || arg.getArgNumber() < firstIndex)
+        continue;
+      unsigned k = arg.getArgNumber() - firstIndex;
+      int64_t bound = indexBounds[k], size = type.getDimSize(d);
+      if (ShapedType::isDynamic(bound) || ShapedType::isDynamic(size) ||
+          size >= bound)
+        continue;
+      x.emitOpError() << "in " << name << " reads dim " << d << " of "
+                      << type << " at " << kIndexNames[k]
+                      << ", which reaches " << kBoundNames[k] << " - 1 = "
+                      << bound - 1 << ": the dimension needs at least "
+                      << bound << " entries";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(bounds.wasInterrupted());
 }
 
 template <typename OpTy>
@@ -179,8 +220,12 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
                                "'graph', got mask '"
                             << stringifyMaskKind(mask) << "'";
   if (mask == MaskKind::graph) {
-    if (failed(expectShape(o, op.getRowPtr(), "row_ptr", "Lq+1",
-                           {addDims(d.lq, 1)})) ||
+    std::optional<int64_t> rows = addDims(d.lq, 1);
+    if (!rows)
+      return op.emitOpError() << "Lq + 1 (row_ptr's length) overflows int64 "
+                                 "for Lq = "
+                              << d.lq;
+    if (failed(expectShape(o, op.getRowPtr(), "row_ptr", "Lq+1", {*rows})) ||
         failed(expectRank(o, op.getColIdx(), "col_idx", 1, "nnz")))
       return failure();
   }
@@ -214,8 +259,11 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
     return op.emitOpError("'rel_clip' requires a rel_bias or rel_key operand");
   if (clip) {
     int64_t r = static_cast<int64_t>(*clip);
-    if (r < 0)
-      return op.emitOpError() << "'rel_clip' must be >= 0, got " << r;
+    if (r < 0 || r > (std::numeric_limits<int64_t>::max() - 1) / 2)
+      return op.emitOpError()
+             << "'rel_clip' must be in [0, 2^62 - 1] (2*rel_clip+1 is a "
+                "dimension), got "
+             << r;
     if (Value t = op.getRelBias())
       if (failed(expectShape(o, t, "rel_bias", "H x (2*rel_clip+1)",
                              {d.heads, 2 * r + 1})))
@@ -260,12 +308,12 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
                              {compute, index, index, index, index},
                              "(score: " + typeText(compute) +
                                  ", b, h, q_idx, kv_idx: index)",
-                             compute)))
+                             compute, {d.batch, d.heads, d.lq, d.lk})))
     return failure();
   if (failed(verifyModRegion(o, op.getMaskMod(), "mask_mod",
                              {index, index, index, index},
                              "(b, h, q_idx, kv_idx: index)",
-                             b.getI1Type())))
+                             b.getI1Type(), {d.batch, d.heads, d.lq, d.lk})))
     return failure();
   return success();
 }
@@ -390,7 +438,12 @@ LogicalResult MhaOp::verify() {
     return emitOpError() << "expects num_kv_heads (" << kvHeads
                          << ") to divide num_heads (" << heads << ")";
 
-  int64_t headDim = dim / heads, packed = dim + 2 * kvHeads * headDim;
+  int64_t headDim = dim / heads, packed;
+  if (__builtin_mul_overflow(kvHeads, headDim, &packed) ||
+      __builtin_mul_overflow(packed, 2, &packed) ||
+      __builtin_add_overflow(packed, dim, &packed))
+    return emitOpError() << "D + 2*Hkv*hd overflows int64 for D = " << dim
+                         << ", Hkv = " << kvHeads;
   if (failed(expectShape(op, getInProjWeight(), "in_proj_weight",
                          "(D + 2*Hkv*hd) x D", {packed, dim})) ||
       (getInProjBias() &&
@@ -432,13 +485,21 @@ LogicalResult GatOp::verify() {
 
   ArrayRef<int64_t> x = shapeOf(getX()), att = shapeOf(getAttSrc());
   int64_t n = x[0], f = x[1], heads = att[0], channels = att[1];
-  int64_t hc = mulDims(heads, channels);
+  std::optional<int64_t> headsTimesChannels = mulDims(heads, channels),
+                         rows = addDims(n, 1);
+  if (!headsTimesChannels)
+    return emitOpError() << "H*C = " << heads << " * " << channels
+                         << " overflows int64";
+  if (!rows)
+    return emitOpError() << "N + 1 (row_ptr's length) overflows int64 for N = "
+                         << n;
+  int64_t hc = *headsTimesChannels;
   bool concat = getCombine() == HeadCombine::concat;
   int64_t outDim = concat ? hc : channels;
   if (failed(expectShape(op, getAttDst(), "att_dst", "H x C",
                          {heads, channels})) ||
       failed(expectShape(op, getWeight(), "weight", "H*C x F", {hc, f})) ||
-      failed(expectShape(op, getRowPtr(), "row_ptr", "N+1", {addDims(n, 1)})) ||
+      failed(expectShape(op, getRowPtr(), "row_ptr", "N+1", {*rows})) ||
       failed(expectRank(op, getColIdx(), "col_idx", 1, "nnz")) ||
       (getBias() && failed(expectShape(op, getBias(), "bias",
                                        concat ? "H*C" : "C", {outDim}))) ||

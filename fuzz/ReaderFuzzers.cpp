@@ -9,11 +9,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Json.h"
 #include "lib/Runtime/Tensor.h"
 #include "lib/Runtime/Weights.h"
 
 #include "llvm/Support/Error.h"
+
+#ifdef ATTN_FUZZ_GRAPH
+#include "lib/Graph/Graph.h"
+#endif
 
 #include <cstdint>
 #include <cstdio>
@@ -24,18 +29,17 @@ using namespace mlir::attn;
 
 namespace {
 
-/// A per-process scratch file named for what the reader expects.
-const std::string &scratchPath() {
-  static const std::string path = [] {
-    std::string dir = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
-    return dir + "/attn-fuzz-" + std::to_string(getpid()) +
-           (std::string(ATTN_FUZZ_TARGET) == "idx" ? "-ubyte.gz" : ".bin");
-  }();
-  return path;
+/// A per-process scratch file named for what the reader expects (`suffix`).
+std::string scratchPath(const char *suffix = nullptr) {
+  std::string dir = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  std::string target = ATTN_FUZZ_TARGET;
+  return dir + "/attn-fuzz-" + std::to_string(getpid()) +
+         (suffix ? suffix : target == "idx" ? "-ubyte.gz" : ".bin");
 }
 
-bool writeScratch(const uint8_t *data, size_t size) {
-  FILE *f = std::fopen(scratchPath().c_str(), "wb");
+bool writeScratch(const uint8_t *data, size_t size,
+                  const std::string &path = scratchPath()) {
+  FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
     return false;
   bool ok = std::fwrite(data, 1, size, f) == size;
@@ -49,8 +53,41 @@ template <typename T> void consume(llvm::Expected<T> result) {
 
 } // namespace
 
+/// The budget the readers check claims against: small, so that what a file
+/// claims is refused long before libFuzzer's -malloc_limit_mb.
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  setMemoryBudget(64 << 20);
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string target = ATTN_FUZZ_TARGET;
+#ifdef ATTN_FUZZ_GRAPH
+  if (target == "graph") {
+    // The first byte picks the format (even: SNAP edge list, odd: Matrix
+    // Market); a graph that loads goes through the CSR, the reordering and
+    // the block density, as the gat model does.
+    if (size == 0)
+      return 0;
+    std::string path = scratchPath(data[0] % 2 ? ".mtx" : ".txt");
+    if (!writeScratch(data + 1, size - 1, path))
+      return 0;
+    llvm::Expected<graph::EdgeList> g = graph::readGraph(path);
+    std::remove(path.c_str());
+    if (!g) {
+      llvm::consumeError(g.takeError());
+      return 0;
+    }
+    graph::CsrOptions options;
+    options.symmetrize = data[0] & 2;
+    options.selfLoops = data[0] & 4;
+    graph::Csr csr = graph::buildInEdgeCsr(*g, options);
+    graph::Csr reordered =
+        graph::permute(csr, graph::reverseCuthillMcKee(csr));
+    (void)graph::blockDensity(reordered, 64);
+    return 0;
+  }
+#endif
   if (target == "json") {
     consume(parseJson(llvm::StringRef(reinterpret_cast<const char *>(data),
                                       size)));

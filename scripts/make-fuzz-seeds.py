@@ -62,3 +62,13 @@ write("json", "description", json.dumps(
     {"kind": "gpt", "vocab_size": 20, "n_positions": 8, "n_embd": 16,
      "n_layer": 1, "n_head": 2, "seq_len": 6}).encode())
 write("json", "nested", b'{"a": [1, {"b": [true, null, "x\\"y"]}], "c": -1.5e3}')
+
+
+# Graphs: the first byte picks the format (even: edge list, odd: Matrix
+# Market) and the CSR options (2: symmetrize, 4: self loops).
+write("graph", "edges", b"\x00# a SNAP edge list\n0 1\n1 2\n2 0\n3 1\n")
+write("graph", "edges-symmetric-loops", b"\x06% comment\n0 1\n1 1\n\n4 2\n")
+write("graph", "mtx-pattern", b"\x01%%MatrixMarket matrix coordinate pattern general\n"
+      b"% comment\n4 4 3\n1 2\n2 3\n4 1\n")
+write("graph", "mtx-real-symmetric", b"\x03%%MatrixMarket matrix coordinate real symmetric\n"
+      b"3 3 2\n2 1 0.5\n3 3 -1e3\n")

@@ -190,6 +190,9 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
   bool rcm = spec.choice("reorder", {"none", "rcm"}, llvm::StringRef("none")) == "rcm";
   if (const llvm::json::Array *layers = spec.array("layers", true)) {
     spec.check(!layers->empty(), "layers", "expected at least one layer");
+    spec.check(layers->size() <= size_t(SpecReader::kMaxLayers), "layers",
+               "expected at most " + llvm::Twine(SpecReader::kMaxLayers) +
+                   " layers, got " + llvm::Twine(layers->size()));
     for (size_t i = 0; i < layers->size() && !spec.failed(); ++i) {
       const llvm::json::Object *obj = (*layers)[i].getAsObject();
       std::string where = "layers[" + std::to_string(i) + "]";

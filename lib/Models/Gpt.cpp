@@ -134,11 +134,13 @@ std::unique_ptr<Model> mlir::attn::parseGpt(SpecReader &spec,
   m->vocab = spec.integer("vocab_size");
   m->context = spec.integer("n_positions");
   m->dModel = spec.integer("n_embd");
-  m->layers = spec.integer("n_layer");
+  m->layers = spec.integer("n_layer", std::nullopt, 1, SpecReader::kMaxLayers);
   m->heads = spec.integer("n_head");
   m->seqLen = spec.integer("seq_len");
   m->batchSize = readBatch(spec, o);
   m->eps = spec.number("layer_norm_epsilon", 1e-5);
+  spec.check(m->eps > 0, "layer_norm_epsilon",
+             "expected a number > 0, got " + std::to_string(m->eps));
   if (spec.failed())
     return m;
   checkHeadsDivide(spec, "n_embd", m->dModel, "n_head", m->heads);

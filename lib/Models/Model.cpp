@@ -36,12 +36,21 @@ Model::~Model() = default;
 
 void Model::setLayout() {
   offsets.clear();
+  weightIndex.clear();
   packedElements = 0;
   for (const TensorSpec &w : weightSpecs) {
+    weightIndex.try_emplace(w.name, offsets.size());
     offsets.push_back(packedElements);
     // 16 floats: every weight starts on a 64-byte boundary.
     packedElements += (w.numElements() + 15) / 16 * 16;
   }
+}
+
+std::optional<size_t> Model::findWeight(llvm::StringRef name) const {
+  auto it = weightIndex.find(name);
+  if (it == weightIndex.end())
+    return std::nullopt;
+  return it->second;
 }
 
 llvm::Expected<std::unique_ptr<Model>>
@@ -240,6 +249,9 @@ llvm::Expected<HostTensor> mlir::attn::packWeights(const Model &model,
           "%s: tensor '%s' has shape %s, expected %s",
           checkpoint->path.c_str(), spec.name.c_str(),
           foundSpec.shapeString().c_str(), spec.shapeString().c_str());
+    if (llvm::Error err = checkFinite(found, checkpoint->path + ": tensor '" +
+                                                 spec.name + "'"))
+      return std::move(err);
     std::memcpy(dst, found.data(), found.numBytes());
   }
   return packed;

@@ -20,6 +20,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -61,6 +62,8 @@ public:
   llvm::ArrayRef<TensorSpec> inputs() const { return inputSpecs; }
   /// Weights, in packing order.
   llvm::ArrayRef<TensorSpec> weights() const { return weightSpecs; }
+  /// The index of the weight named `name` in weights(), if declared.
+  std::optional<size_t> findWeight(llvm::StringRef name) const;
   /// Offset (in elements) of weight `i` in the packed buffer.
   int64_t weightOffset(size_t i) const { return offsets[i]; }
   /// Elements of the packed weight buffer.
@@ -118,6 +121,7 @@ protected:
 
 private:
   std::vector<int64_t> offsets;
+  llvm::StringMap<size_t> weightIndex;
   int64_t packedElements = 0;
 };
 

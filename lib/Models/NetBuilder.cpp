@@ -21,9 +21,8 @@ NetBuilder::NetBuilder(OpBuilder &b, Location loc, const Model &model,
 
 Value NetBuilder::optionalWeight(llvm::StringRef name) {
   ArrayRef<TensorSpec> specs = model.weights();
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (specs[i].name != name)
-      continue;
+  if (std::optional<size_t> found = model.findWeight(name)) {
+    size_t i = *found;
     Value flat = tensor::ExtractSliceOp::create(
         b, loc, weights, ArrayRef<OpFoldResult>{b.getIndexAttr(model.weightOffset(i))},
         ArrayRef<OpFoldResult>{b.getIndexAttr(specs[i].numElements())},

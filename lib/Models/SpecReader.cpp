@@ -6,6 +6,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cmath>
+
 using namespace mlir::attn;
 using llvm::StringRef;
 
@@ -98,6 +100,13 @@ SpecSource::load(StringRef path) {
     return llvm::createStringError(bufOr.getError(), "%s: cannot open: %s",
                                    path.str().c_str(),
                                    bufOr.getError().message().c_str());
+  if ((*bufOr)->getBufferSize() > kMaxBytes)
+    return llvm::createStringError(
+        std::errc::file_too_large,
+        "%s: %zu bytes, more than the %llu a model description may have (it "
+        "names its weights and graph files; it does not hold them)",
+        path.str().c_str(), (*bufOr)->getBufferSize(),
+        static_cast<unsigned long long>(kMaxBytes));
   auto source = std::make_unique<SpecSource>();
   source->path = path.str();
   source->text = (*bufOr)->getBuffer().str();
@@ -155,7 +164,7 @@ const llvm::json::Value *SpecReader::get(StringRef key, bool required) {
 }
 
 int64_t SpecReader::integer(StringRef key, std::optional<int64_t> def,
-                            int64_t min) {
+                            int64_t min, int64_t max) {
   const llvm::json::Value *v = get(key, !def);
   if (!v)
     return def.value_or(min);
@@ -169,6 +178,11 @@ int64_t SpecReader::integer(StringRef key, std::optional<int64_t> def,
                   llvm::Twine(*i));
     return def.value_or(min);
   }
+  if (*i > max) {
+    fail(key, "expected an integer <= " + llvm::Twine(max) + ", got " +
+                  llvm::Twine(*i));
+    return def.value_or(min);
+  }
   return *i;
 }
 
@@ -177,8 +191,9 @@ double SpecReader::number(StringRef key, std::optional<double> def) {
   if (!v)
     return def.value_or(0);
   std::optional<double> d = v->getAsNumber();
-  if (!d) {
-    fail(key, "expected a number");
+  if (!d || !std::isfinite(*d)) {
+    fail(key, d ? "expected a finite number, got " + llvm::Twine(std::to_string(*d))
+                : llvm::Twine("expected a number"));
     return def.value_or(0);
   }
   return *d;

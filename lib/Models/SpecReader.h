@@ -31,6 +31,10 @@ struct SpecSource {
   /// First error seen by any reader of this source.
   std::string error;
 
+  /// The largest description file read (descriptions are a few hundred
+  /// bytes; weights and graphs live in their own files).
+  static constexpr uint64_t kMaxBytes = 1 << 20;
+
   /// Reads and parses `path`; syntax errors carry the line and column.
   static llvm::Expected<std::unique_ptr<SpecSource>> load(llvm::StringRef path);
 };
@@ -43,9 +47,16 @@ public:
 
   bool has(llvm::StringRef key) const { return fields.get(key) != nullptr; }
 
-  /// Integer >= `min`; required unless `def` is given.
+  /// Integer in [`min`, `max`]; required unless `def` is given. The
+  /// default bound, 2^31 - 1, keeps every product of two description sizes
+  /// inside int64 (the model builders multiply them; the bytes of the
+  /// tensors they make are checked against the memory budget).
   int64_t integer(llvm::StringRef key, std::optional<int64_t> def = {},
-                  int64_t min = 1);
+                  int64_t min = 1, int64_t max = kMaxInteger);
+  static constexpr int64_t kMaxInteger = (int64_t(1) << 31) - 1;
+  /// The most layers a description may stack (each declares its weights
+  /// before any size is checked).
+  static constexpr int64_t kMaxLayers = 1024;
   double number(llvm::StringRef key, std::optional<double> def = {});
   bool boolean(llvm::StringRef key, std::optional<bool> def = {});
   /// A string from `allowed`.

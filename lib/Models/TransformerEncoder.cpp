@@ -135,7 +135,7 @@ mlir::attn::parseTransformerEncoder(SpecReader &spec, const ModelOverrides &o) {
   m->dModel = spec.integer("d_model");
   m->heads = spec.integer("heads");
   m->ffn = spec.integer("dim_feedforward");
-  m->layers = spec.integer("layers");
+  m->layers = spec.integer("layers", std::nullopt, 1, SpecReader::kMaxLayers);
   m->seqLen = spec.integer("seq_len");
   m->batchSize = readBatch(spec, o);
   m->batchFirst = spec.boolean("batch_first", true);
@@ -145,6 +145,8 @@ mlir::attn::parseTransformerEncoder(SpecReader &spec, const ModelOverrides &o) {
   m->padding = spec.boolean("padding_mask", false);
   m->finalNorm = spec.boolean("final_norm", false);
   m->eps = spec.number("layer_norm_eps", 1e-5);
+  spec.check(m->eps > 0, "layer_norm_eps",
+             "expected a number > 0, got " + std::to_string(m->eps));
   if (spec.failed())
     return m;
   checkHeadsDivide(spec, "d_model", m->dModel, "heads", m->heads);

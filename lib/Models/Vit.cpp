@@ -186,11 +186,13 @@ std::unique_ptr<Model> mlir::attn::parseVit(SpecReader &spec,
   m->channels = spec.integer("channels", 3);
   m->patch = spec.integer("patch_size");
   m->hidden = spec.integer("hidden_dim");
-  m->layers = spec.integer("layers");
+  m->layers = spec.integer("layers", std::nullopt, 1, SpecReader::kMaxLayers);
   m->heads = spec.integer("heads");
   m->mlp = spec.integer("mlp_dim");
   m->classes = spec.integer("classes");
   m->eps = spec.number("layer_norm_eps", 1e-6);
+  spec.check(m->eps > 0, "layer_norm_eps",
+             "expected a number > 0, got " + std::to_string(m->eps));
   m->batchSize = readBatch(spec, o);
   m->attention = spec.choice("attention", {"dense", "local", "relative"},
                              llvm::StringRef("dense"));

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace mlir::attn;
@@ -19,12 +20,25 @@ std::atomic<uint64_t> budgetOverride{0};
 } // namespace
 
 uint64_t mlir::attn::defaultMemoryBudget() {
+  // Half of what this process may have: the physical memory, or less when
+  // an address-space / data limit (ulimit -v, -d) or the cgroup's
+  // memory.max says so.
+  uint64_t available = 8 * kGiB;
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || pageSize <= 0)
-    return 4 * kGiB;
-  uint64_t physical =
-      static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
-  return std::max(physical / 2, kGiB);
+  if (pages > 0 && pageSize > 0)
+    available = static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit limit;
+    if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      available = std::min<uint64_t>(available, limit.rlim_cur);
+  }
+  if (FILE *f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+    unsigned long long bytes;
+    if (std::fscanf(f, "%llu", &bytes) == 1) // "max" reads as no number
+      available = std::min<uint64_t>(available, bytes);
+    std::fclose(f);
+  }
+  return std::max<uint64_t>(available / 2, 64 << 20);
 }
 
 llvm::Expected<uint64_t> mlir::attn::parseByteSize(StringRef text) {

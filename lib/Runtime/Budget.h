@@ -6,8 +6,8 @@
 // 100-byte file claiming a terabyte is one error naming the size, never an
 // allocation the kernel kills. The budget is, in order: what a tool's
 // --memory-budget sets (setMemoryBudget), the ATTN_MEMORY_BUDGET environment
-// variable, or the default: half of this machine's physical memory (at least
-// 1 GiB). Sizes read "4G", "512M", "64K" or a number of bytes (powers of
+// variable, or the default: half of what the process may use (the physical
+// memory, or less under a ulimit -v / -d or a cgroup memory.max). Sizes read "4G", "512M", "64K" or a number of bytes (powers of
 // 1024; "GiB"/"GB" spellings accepted).
 //
 //===----------------------------------------------------------------------===//
@@ -24,7 +24,8 @@
 
 namespace mlir::attn {
 
-/// Half of the physical memory (sysconf), at least 1 GiB.
+/// Half of the physical memory, of RLIMIT_AS / RLIMIT_DATA and of the
+/// cgroup's memory.max, whichever is least (at least 64 MiB).
 uint64_t defaultMemoryBudget();
 
 /// The budget in force (see the file comment). A malformed

@@ -346,6 +346,8 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
         return;
       HostTensor t = tensorFor(type);
       int64_t row = type.getShape().back();
+      if (row == 0) // an empty table: nothing to label
+        return;
       for (int64_t r = 0; r < t.numElements() / row; ++r) {
         std::vector<int64_t> labels(row);
         for (int64_t &l : labels)
@@ -382,10 +384,80 @@ mlir::attn::validateInputs(func::FuncOp func,
                              func.getName().str().c_str(),
                              func.getNumArguments(), inputs.size());
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
-    if (llvm::Error err = checkTensorType(
-            *inputs[i], type,
-            "@" + func.getName().str() + " input " + std::to_string(i)))
+    if (llvm::Error err = checkTensorType(*inputs[i], type,
+                                          "@" + func.getName().str() +
+                                              " input " + std::to_string(i)))
       return err;
+  // Values: NaN and +inf nowhere (the compiled kernels and the reference
+  // would disagree on them, and no attention means anything by them); -inf
+  // only in additive masks (bias, rel_bias) and tables a region reads.
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    bool maskLike =
+        !arg.use_empty() && llvm::all_of(arg.getUses(), [](OpOperand &use) {
+          Operation *owner = use.getOwner();
+          if (owner->getParentOfType<SdpaOp>() ||
+              owner->getParentOfType<MhaOp>())
+            return true; // read inside a score_mod / mask_mod region
+          if (auto sdpa = dyn_cast<SdpaOp>(owner))
+            return use.get() == sdpa.getBias() ||
+                   use.get() == sdpa.getRelBias();
+          if (auto mha = dyn_cast<MhaOp>(owner))
+            return use.get() == mha.getBias();
+          return false;
+        });
+    if (std::optional<int64_t> bad = firstNonFinite(*inputs[i], maskLike)) {
+      double v = inputs[i]->getDouble(*bad);
+      return createStringError(
+          "@%s input %zu: element %lld is %s; inputs must be finite (-inf "
+          "only in an additive mask: bias, rel_bias, a region's table)",
+          func.getName().str().c_str(), i, (long long)*bad,
+          std::isnan(v) ? "nan"
+          : v > 0       ? "inf"
+                        : "-inf");
+    }
+  }
+  // A region reading one input at an index read from another input
+  // (`table[ids[kv_idx]]`): every value of the index input must lie in the
+  // indexed dimension (compiled code clamps such indices; the reference
+  // would stop at the first bad one, after the compiled call).
+  llvm::Error gatherErr = llvm::Error::success();
+  func.walk([&](tensor::ExtractOp x) {
+    if (gatherErr || !(x->getParentOfType<SdpaOp>() ||
+                       x->getParentOfType<MhaOp>()))
+      return;
+    std::optional<unsigned> table = argIndex(func, x.getTensor());
+    if (!table)
+      return;
+    for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
+      Value v = idx;
+      while (Operation *def = v.getDefiningOp()) {
+        if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+                 arith::ExtUIOp, arith::TruncIOp>(def))
+          break;
+        v = def->getOperand(0);
+      }
+      auto source = v.getDefiningOp<tensor::ExtractOp>();
+      std::optional<unsigned> ids =
+          source ? argIndex(func, source.getTensor()) : std::nullopt;
+      if (!ids)
+        continue;
+      int64_t size = inputs[*table]->shape()[d];
+      const HostTensor &values = *inputs[*ids];
+      for (int64_t e = 0; e < values.numElements(); ++e)
+        if (values.getInt(e) < 0 || values.getInt(e) >= size) {
+          gatherErr = createStringError(
+              "@%s input %u: element %lld is %lld, but a region indexes "
+              "dim %zu of input %u (size %lld) with it: expected [0, %lld)",
+              func.getName().str().c_str(), *ids, (long long)e,
+              (long long)values.getInt(e), d, *table, (long long)size,
+              (long long)size);
+          return;
+        }
+    }
+  });
+  if (gatherErr)
+    return gatherErr;
+
   llvm::Error err = llvm::Error::success();
   func.walk([&](Operation *op) {
     if (!isa<SdpaOp, MhaOp, GatOp>(op) || err)

@@ -22,16 +22,16 @@ llvm::Expected<llvm::json::Value> mlir::attn::parseJson(llvm::StringRef text) {
   // One pass over the text before llvm::json (which recurses per level and
   // keeps the last of duplicate keys): nesting depth and duplicate keys, in
   // llvm::json's own error format "[line:column, byte=N]: message", which
-  // the callers report. Keys are compared as written (escapes included).
+  // the callers report. Keys are compared decoded (escapes resolved).
   unsigned line = 1, column = 0;
   bool inString = false, escaped = false;
   size_t stringStart = 0;
   llvm::SmallVector<Scope, 8> scopes;
   auto error = [&](size_t offset, const llvm::Twine &message) {
-    return llvm::createStringError(
-        llvm::formatv("[{0}:{1}, byte={2}]: {3}", line, column, offset,
-                      message.str())
-            .str());
+    return llvm::createStringError(llvm::formatv("[{0}:{1}, byte={2}]: {3}",
+                                                 line, column, offset,
+                                                 message.str())
+                                       .str());
   };
   for (auto [offset, c] : llvm::enumerate(text)) {
     ++column;
@@ -48,7 +48,16 @@ llvm::Expected<llvm::json::Value> mlir::attn::parseJson(llvm::StringRef text) {
         inString = false;
         if (!scopes.empty() && scopes.back().isObject &&
             scopes.back().expectKey) {
-          llvm::StringRef key = text.slice(stringStart, offset);
+          llvm::StringRef raw = text.slice(stringStart, offset);
+          // Keys compare decoded: "he\u0061ds" is "heads" twice. A key
+          // llvm::json cannot decode is left to its own error below.
+          std::string key = raw.str();
+          if (raw.contains('\\'))
+            if (llvm::Expected<llvm::json::Value> decoded =
+                    llvm::json::parse(text.slice(stringStart - 1, offset + 1)))
+              key = decoded->getAsString().value_or(raw).str();
+            else
+              llvm::consumeError(decoded.takeError());
           if (!scopes.back().keys.insert(key).second)
             return error(offset, "duplicate key '" + key + "'");
           scopes.back().expectKey = false;

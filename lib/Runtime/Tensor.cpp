@@ -79,6 +79,32 @@ StringRef mlir::attn::dtypeName(DType t) {
   llvm_unreachable("unknown dtype");
 }
 
+std::optional<int64_t> mlir::attn::firstNonFinite(const HostTensor &t,
+                                                  bool allowNegInf) {
+  if (!isFloat(t.dtype()))
+    return std::nullopt;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double v = t.getDouble(i);
+    if (!std::isfinite(v) && !(allowNegInf && v < 0 && std::isinf(v)))
+      return i;
+  }
+  return std::nullopt;
+}
+
+llvm::Error mlir::attn::checkFinite(const HostTensor &t,
+                                    const llvm::Twine &what) {
+  std::optional<int64_t> bad = firstNonFinite(t);
+  if (!bad)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      std::errc::invalid_argument,
+      "%s: element %lld is %s (an input must be finite)", what.str().c_str(),
+      static_cast<long long>(*bad),
+      std::isnan(t.getDouble(*bad)) ? "nan"
+      : t.getDouble(*bad) > 0       ? "inf"
+                                    : "-inf");
+}
+
 TensorSummary mlir::attn::summarize(const HostTensor &t) {
   TensorSummary summary;
   double sum = 0;

@@ -81,6 +81,15 @@ private:
   std::unique_ptr<void, AlignedFree> storage;
 };
 
+/// The flat index of the first element that is NaN or infinite (-inf
+/// allowed when `allowNegInf`: an additive mask), if any; integers never.
+std::optional<int64_t> firstNonFinite(const HostTensor &tensor,
+                                      bool allowNegInf = false);
+
+/// An error unless every element is finite: "WHAT: element N is nan (an
+/// input must be finite)".
+llvm::Error checkFinite(const HostTensor &tensor, const llvm::Twine &what);
+
 /// Mean and largest magnitude of the finite elements, and how many are not
 /// finite: the one-line summary the tools print of a result.
 struct TensorSummary {

@@ -222,13 +222,14 @@ Expected<HostTensor> mlir::attn::readIdx(StringRef path) {
     dims.push_back(llvm::support::endian::read32be(bytes.data() + 4 + 4 * i));
     overflow |= __builtin_mul_overflow(count, uint64_t(dims.back()), &count);
   }
-  // Read as bytes, held as i32: 5 bytes per value, within the budget (the
-  // claim is checked before anything is read; the data must be there too).
-  if (overflow || count > UINT64_MAX / 5)
+  // Read as bytes, held as i32 (and as f32 by a model's input): 9 bytes per
+  // value within the budget, checked before anything is read (the data must
+  // be there too).
+  if (overflow || count > UINT64_MAX / 9)
     return createStringError("%s: IDX header declares over 2^64 values",
                              p.c_str());
   if (llvm::Error err = checkBudget(
-          count * 5, p + ": IDX header's " + std::to_string(count) + " values"))
+          count * 9, p + ": IDX header's " + std::to_string(count) + " values"))
     return std::move(err);
   size_t offset = 4 + 4 * rank;
   // One byte past the declared values tells a file that holds more.

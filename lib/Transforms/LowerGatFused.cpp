@@ -374,6 +374,10 @@ private:
   Value node, begin, end, aDstNode; // per node, inside the parallel loop
 };
 
+/// The widest head-major row (H*C elements) the fused lowering keeps in
+/// registers.
+constexpr int64_t kMaxFusedWidth = 1024;
+
 struct LowerGatFused : OpRewritePattern<GatOp> {
   LowerGatFused(MLIRContext *ctx, int64_t edgeBlock)
       : OpRewritePattern(ctx), edgeBlock(edgeBlock) {}
@@ -383,6 +387,12 @@ struct LowerGatFused : OpRewritePattern<GatOp> {
     if (!hasStaticTensorOperands(op))
       return rewriter.notifyMatchFailure(op,
                                          "dynamic shapes are not supported");
+    // The node's state is one vector<H*C>: past kMaxFusedWidth elements it
+    // is no register row any more (and LLVM's time to legalise it grows
+    // with it); the unfused lowering takes those layers.
+    ArrayRef<int64_t> att = getShape(op.getAttSrc());
+    if (att[0] * att[1] > kMaxFusedWidth)
+      return rewriter.notifyMatchFailure(op, "H*C too wide for the fused row");
     rewriter.replaceOp(op, GatFuser(op, edgeBlock).build(rewriter));
     return success();
   }
@@ -407,6 +417,7 @@ struct AttnLowerGat : attn::impl::AttnLowerGatBase<AttnLowerGat> {
     RewritePatternSet patterns(&getContext());
     populateWidenPrecisionPatterns(patterns);
     patterns.add<LowerGatFused>(&getContext(), edgeBlock);
+    populateLowerGatUnfusedPatterns(patterns, /*benefit=*/0);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -351,3 +351,8 @@ struct AttnLowerGatUnfused
 };
 
 } // namespace
+
+void mlir::attn::populateLowerGatUnfusedPatterns(RewritePatternSet &patterns,
+                                                 PatternBenefit benefit) {
+  patterns.add<LowerGatUnfused>(patterns.getContext(), benefit);
+}

@@ -1,6 +1,7 @@
 //===- MaskModTiles.cpp - tile classes of a mask_mod region ---------------===//
 
 #include "lib/Transforms/MaskModTiles.h"
+#include "lib/Transforms/SdpaScore.h"
 #include "lib/Transforms/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -410,7 +411,7 @@ std::pair<Value, Value> MaskModTiles::classify(OpBuilder &b, Location loc,
       // Only a tensor defined above the region can be read at the tile.
       if (op.getMaskMod().isAncestor(x.getTensor().getParentRegion()))
         return {};
-      Value v = in.toIndex(tensor::ExtractOp::create(b, loc, x.getTensor(), at));
+      Value v = in.toIndex(buildClampedExtract(b, loc, x.getTensor(), at));
       return {v, v, true};
     }
     const Table *table =

@@ -5,6 +5,7 @@
 
 // Only what the declarations need: each pass's .cpp includes the dialects it
 // creates (and lists them in Passes.td's dependentDialects).
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -27,6 +28,9 @@ void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 void populateLowerSdpaToLinalgPatterns(RewritePatternSet &patterns);
 /// attn.gat -> linalg (dense N x N scores; the reference lowering).
 void populateLowerGatToLinalgPatterns(RewritePatternSet &patterns);
+/// The unfused (SDDMM, edge softmax, SpMM) lowering of attn.gat.
+void populateLowerGatUnfusedPatterns(RewritePatternSet &patterns,
+                                     PatternBenefit benefit = 1);
 
 } // namespace attn
 } // namespace mlir

@@ -489,7 +489,9 @@ def AttnExpandBf16 : Pass<"attn-expand-bf16"> {
 def AttnLowerGat : Pass<"attn-lower-gat"> {
   let summary = "Fused, single-pass lowering of attn.gat with online softmax";
   let description = [{
-    Lowers `attn.gat` without materialising any per-edge or N x N tensor.
+    Lowers `attn.gat` without materialising any per-edge or N x N tensor
+    (layers with H*C above 1024, whose node state is no register row, take
+    the unfused lowering of `attn-lower-gat-unfused` instead).
     One contraction projects every node to the row `[z | a_src | a_dst]`
     (`x` times `[W^T | W^T A_src | W^T A_dst]`, where `A_src` places
     `att_src[h]` in column `h`): the attention logits travel with `z`, so a

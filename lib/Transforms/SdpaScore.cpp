@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <limits>
@@ -71,13 +72,64 @@ SdpaScoreEmitter::regionIndices(OpBuilder &b, Location loc,
 
 bool SdpaScoreEmitter::hasMaskMod() const { return !op.getMaskMod().empty(); }
 
+/// `idx` clamped into [0, dim - 1], unless it is a constant already there
+/// (or the dimension is dynamic).
+static Value clampIndex(OpBuilder &b, Location loc, Value idx, int64_t dim) {
+  std::optional<int64_t> known = getConstantIntValue(idx);
+  if (ShapedType::isDynamic(dim) || (known && *known >= 0 && *known < dim))
+    return idx;
+  Value hi =
+      arith::MinSIOp::create(b, loc, idx, buildIndexConstant(b, loc, dim - 1));
+  return arith::MaxSIOp::create(b, loc, hi, buildIndexConstant(b, loc, 0));
+}
+
+Value mlir::attn::buildClampedExtract(OpBuilder &b, Location loc, Value tensor,
+                                      ValueRange indices) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> clamped;
+  for (auto [d, idx] : llvm::enumerate(indices))
+    clamped.push_back(clampIndex(b, loc, idx, type.getDimSize(d)));
+  return tensor::ExtractOp::create(b, loc, tensor, clamped);
+}
+
 Value mlir::attn::inlineModRegion(OpBuilder &b, Region &region,
                                   ValueRange args) {
   Block &block = region.front();
   IRMapping map;
   map.map(block.getArguments(), args);
-  for (Operation &inner : block.without_terminator())
+  for (Operation &inner : block.without_terminator()) {
+    // A region's index into a captured tensor may come from data (another
+    // input's values): it is clamped into the tensor, so that a bad value
+    // reads the nearest element instead of outside the buffer. The
+    // reference reports such a read as an error.
+    // Indices that are the region's own arguments (b, h, q_idx, kv_idx)
+    // are in bounds already: the emitter clamps them to the op's sizes and
+    // the verifier requires the tensor to be that large.
+    auto x = dyn_cast<tensor::ExtractOp>(inner);
+    if (x && llvm::any_of(x.getIndices(), [&](Value idx) {
+          auto arg = dyn_cast<BlockArgument>(idx);
+          return !arg || arg.getOwner() != &block;
+        })) {
+      SmallVector<Value> indices;
+      for (Value idx : x.getIndices())
+        indices.push_back(map.lookupOrDefault(idx));
+      auto type = cast<RankedTensorType>(x.getTensor().getType());
+      SmallVector<Value> clamped;
+      for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
+        auto arg = dyn_cast<BlockArgument>(idx);
+        clamped.push_back(arg && arg.getOwner() == &block
+                              ? indices[d]
+                              : clampIndex(b, x.getLoc(), indices[d],
+                                           type.getDimSize(d)));
+      }
+      map.map(x.getResult(),
+              tensor::ExtractOp::create(b, x.getLoc(),
+                                        map.lookupOrDefault(x.getTensor()),
+                                        clamped));
+      continue;
+    }
     b.clone(inner, map);
+  }
   return map.lookupOrDefault(cast<YieldOp>(block.getTerminator()).getValue());
 }
 

@@ -26,6 +26,12 @@ struct ScorePosition {
 /// arguments replaced by `args`; returns the yielded value.
 Value inlineModRegion(OpBuilder &b, Region &region, ValueRange args);
 
+/// tensor.extract of `tensor` at `indices`, each clamped into [0, dim - 1]
+/// unless it is a constant already inside: a region's reads never leave the
+/// captured tensor, whatever values its indices take.
+Value buildClampedExtract(OpBuilder &b, Location loc, Value tensor,
+                          ValueRange indices);
+
 class SdpaScoreEmitter {
 public:
   explicit SdpaScoreEmitter(SdpaOp op);

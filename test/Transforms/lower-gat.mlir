@@ -88,3 +88,21 @@ func.func @mean_no_self_loops(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: ten
       : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>, tensor<4xf32>) -> tensor<6x4xf32>
   return %y : tensor<6x4xf32>
 }
+
+// -----
+
+// H*C = 2 * 1024 is wider than the 1024 elements a fused node row may hold
+// in registers (a vector<H*C> of hundreds of thousands of lanes took LLVM
+// minutes): the layer takes the unfused lowering (per-edge scores, edge
+// softmax, aggregation), with no wide vector.
+// CHECK-LABEL: func @too_wide_for_registers
+// CHECK-NOT: vector<2048xf32>
+// CHECK: scf.forall (%{{.+}}) in (6) shared_outs({{.*}}) -> (tensor<6x2xf32>, tensor<6x2xf32>)
+// CHECK: scf.forall (%{{.+}}) in (6) shared_outs({{.*}}) -> (tensor<6x2x1024xf32>)
+// CHECK-NOT: vector<2048xf32>
+// CHECK: return
+func.func @too_wide_for_registers(%x: tensor<6x3xf32>, %w: tensor<2048x3xf32>, %as: tensor<2x1024xf32>, %ad: tensor<2x1024xf32>, %rp: tensor<7xi64>, %ci: tensor<10xi64>) -> tensor<6x2048xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci)
+      : (tensor<6x3xf32>, tensor<2048x3xf32>, tensor<2x1024xf32>, tensor<2x1024xf32>, tensor<7xi64>, tensor<10xi64>) -> tensor<6x2048xf32>
+  return %y : tensor<6x2048xf32>
+}

@@ -215,3 +215,34 @@ func.func @score_mod(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
     }
   return %o : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// A region's read of a captured tensor at an index taken from data
+// (`tbl[ids[j]]`) is clamped into the tensor, so that a bad value reads the
+// nearest element instead of outside the buffer; a constant index inside the
+// tensor stays as it is.
+// CHECK-LABEL: func @gather_index_clamped
+// CHECK: linalg.generic
+// CHECK:   %[[ID:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<4xi64>
+// CHECK:   %[[X:.+]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK:   %[[HI:.+]] = arith.minsi %[[X]], %{{.+}} : index
+// CHECK:   %[[LO:.+]] = arith.maxsi %[[HI]], %{{.+}} : index
+// CHECK:   tensor.extract %{{.+}}[%[[LO]]] : tensor<6xf32>
+// CHECK-NOT: arith.maxsi
+// CHECK:   tensor.extract %{{.+}}[%c2{{.*}}] : tensor<6xf32>
+func.func @gather_index_clamped(%q: tensor<1x1x4x8xf32>, %ids: tensor<4xi64>, %tbl: tensor<6xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %id = tensor.extract %ids[%j] : tensor<4xi64>
+      %x = arith.index_cast %id : i64 to index
+      %t = tensor.extract %tbl[%x] : tensor<6xf32>
+      %c2 = arith.constant 2 : index
+      %u = tensor.extract %tbl[%c2] : tensor<6xf32>
+      %r = arith.addf %s, %t : f32
+      %r2 = arith.addf %r, %u : f32
+      attn.yield %r2 : f32
+    }
+  return %o : tensor<1x1x4x8xf32>
+}

@@ -136,3 +136,22 @@ func.func @f(%x: tensor<0x4xf32>, %w: tensor<8x4xf32>, %a: tensor<2x4xf32>, %rp:
       : (tensor<0x4xf32>, tensor<8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<1xi32>, tensor<0xi32>) -> tensor<0x8xf32>
   return %y : tensor<0x8xf32>
 }
+
+// -----
+
+// H*C = 274177 * 67280421310721 is 1 modulo 2^64: it matched a 1-row weight.
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<1x2xf32>, %a: tensor<274177x67280421310721xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{H*C = 274177 * 67280421310721 overflows int64}}
+  %y = attn.gat %x, %w, %a, %a graph(%rp, %ci)
+      : (tensor<4x2xf32>, tensor<1x2xf32>, tensor<274177x67280421310721xf32>, tensor<274177x67280421310721xf32>, tensor<5xi32>, tensor<4xi32>) -> tensor<4x1xf32>
+  return %y : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<9223372036854775807x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>) -> tensor<9223372036854775807x8xf32> {
+  // expected-error @+1 {{N + 1 (row_ptr's length) overflows int64 for N = 9223372036854775807}}
+  %y = attn.gat %x, %w, %a, %a graph(%rp, %ci)
+      : (tensor<9223372036854775807x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>) -> tensor<9223372036854775807x8xf32>
+  return %y : tensor<9223372036854775807x8xf32>
+}

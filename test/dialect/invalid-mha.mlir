@@ -113,3 +113,12 @@ func.func @f(%x: tensor<1x0x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) 
       : (tensor<1x0x8xf32>, tensor<1x0x8xf32>, tensor<1x0x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<1x0x8xf32>
   return %y : tensor<1x0x8xf32>
 }
+
+// -----
+
+// D + 2*Hkv*hd past int64 (D = 2^62, one head: 3 * 2^62).
+func.func @f(%x: tensor<2x8x4611686018427387904xf32>, %w: tensor<48x16xf32>, %b: tensor<48xf32>, %wo: tensor<16x16xf32>, %bo: tensor<16xf32>) {
+  // expected-error @+1 {{D + 2*Hkv*hd overflows int64 for D = 4611686018427387904, Hkv = 1}}
+  %y = attn.mha %x, %x, %x in_proj(%w, %b) out_proj(%wo, %bo) {num_heads = 1 : i64} : (tensor<2x8x4611686018427387904xf32>, tensor<2x8x4611686018427387904xf32>, tensor<2x8x4611686018427387904xf32>, tensor<48x16xf32>, tensor<48xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<2x8x4611686018427387904xf32>
+  return
+}

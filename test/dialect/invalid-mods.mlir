@@ -125,3 +125,21 @@ func.func @f(%x: tensor<1x4x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>) 
     }
   return %y : tensor<1x4x8xf32>
 }
+
+// -----
+
+// A region reading a captured tensor at q_idx directly needs Lq entries in
+// that dimension (such reads are in bounds by construction; the lowerings
+// clamp only indices computed from data).
+func.func @f(%q: tensor<1x1x16x4xf32>, %doc: tensor<8xi32>) -> tensor<1x1x16x4xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      // expected-error @+1 {{'tensor.extract' op in mask_mod reads dim 0 of 'tensor<8xi32>' at q_idx, which reaches Lq - 1 = 15: the dimension needs at least 16 entries}}
+      %di = tensor.extract %doc[%i] : tensor<8xi32>
+      %dj = tensor.extract %doc[%j] : tensor<8xi32>
+      %same = arith.cmpi eq, %di, %dj : i32
+      attn.yield %same : i1
+    }
+  return %o : tensor<1x1x16x4xf32>
+}

@@ -260,7 +260,7 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x
 // -----
 
 func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<4x5xf32>) {
-  // expected-error @+1 {{'rel_clip' must be >= 0, got -2}}
+  // expected-error @+1 {{'rel_clip' must be in [0, 2^62 - 1] (2*rel_clip+1 is a dimension), got -2}}
   %o = attn.sdpa %q, %k, %v rel_bias(%a0) {rel_clip = -2 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4x5xf32>) -> tensor<2x4x8x16xf32>
   return
 }
@@ -340,4 +340,23 @@ func.func @f(%q: tensor<1x1x4x0xf32>) -> tensor<1x1x4x0xf32> {
   // expected-error @+1 {{'attn.sdpa' op expects query without zero-size dimensions (empty attention is not supported), got 'tensor<1x1x4x0xf32>'}}
   %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x0xf32>, tensor<1x1x4x0xf32>, tensor<1x1x4x0xf32>) -> tensor<1x1x4x0xf32>
   return %o : tensor<1x1x4x0xf32>
+}
+
+// -----
+
+// 2*rel_clip+1 would wrap past int64 (it was compared wrapped).
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %a0: tensor<4x5xf32>) -> tensor<2x4x8x16xf32> {
+  // expected-error @+1 {{'rel_clip' must be in [0, 2^62 - 1] (2*rel_clip+1 is a dimension), got 4611686018427387904}}
+  %o = attn.sdpa %q, %k, %v rel_bias(%a0) {rel_clip = 4611686018427387904 : i64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<4x5xf32>) -> tensor<2x4x8x16xf32>
+  return %o : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// Lq + 1 = 2^63 is no dimension (it wrapped to the dynamic marker and the
+// row_ptr check was skipped).
+func.func @f(%q: tensor<1x1x9223372036854775807x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>, %rp: tensor<5xi64>, %ci: tensor<4xi64>) -> tensor<1x1x9223372036854775807x16xf32> {
+  // expected-error @+1 {{Lq + 1 (row_ptr's length) overflows int64 for Lq = 9223372036854775807}}
+  %o = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>} : (tensor<1x1x9223372036854775807x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<5xi64>, tensor<4xi64>) -> tensor<1x1x9223372036854775807x16xf32>
+  return %o : tensor<1x1x9223372036854775807x16xf32>
 }

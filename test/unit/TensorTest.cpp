@@ -1,5 +1,6 @@
 //===- TensorTest.cpp - host tensors and the .npy reader/writer -----------===//
 
+#include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Tensor.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -166,4 +167,48 @@ TEST_F(NpyTest, WritesBf16AsExactF32) {
     EXPECT_EQ(back->getDouble(i), b.getDouble(i));
 }
 
+TEST(BudgetTest, SizesParseAndClaimsAreChecked) {
+  auto size = [](const char *text) -> uint64_t {
+    llvm::Expected<uint64_t> v = parseByteSize(text);
+    if (!v) {
+      llvm::consumeError(v.takeError());
+      return 0;
+    }
+    return *v;
+  };
+  EXPECT_EQ(size("123"), 123u);
+  EXPECT_EQ(size("64K"), 64u << 10);
+  EXPECT_EQ(size("512M"), 512u << 20);
+  EXPECT_EQ(size("8GiB"), uint64_t(8) << 30);
+  EXPECT_EQ(size("1.5g"), uint64_t(3) << 29);
+  EXPECT_EQ(size("2T"), uint64_t(2) << 40);
+  for (const char *bad : {"", "0", "-1", "12Q", "G", "nan", "1e400"})
+    EXPECT_EQ(size(bad), 0u) << bad;
+  EXPECT_EQ(formatBytes(300), "300 bytes");
+  EXPECT_EQ(formatBytes(3u << 29), "1.5 GiB");
+
+  setMemoryBudget(1 << 20);
+  EXPECT_TRUE(static_cast<bool>(HostTensor::allocate(DType::f32, {256, 1024}, "t")));
+  llvm::Expected<HostTensor> over =
+      HostTensor::allocate(DType::f32, {257, 1024}, "t");
+  ASSERT_FALSE(static_cast<bool>(over));
+  EXPECT_EQ(llvm::toString(over.takeError()),
+            "t (shape [257, 1024]) needs 1.0 MiB (1052672 bytes), more than "
+            "the memory budget of 1.0 MiB (--memory-budget or "
+            "ATTN_MEMORY_BUDGET sets it)");
+  // A product past 2^64 is refused as such, not wrapped.
+  llvm::Expected<HostTensor> wraps =
+      HostTensor::allocate(DType::f32, {int64_t(1) << 62, 1}, "w");
+  ASSERT_FALSE(static_cast<bool>(wraps));
+  EXPECT_EQ(llvm::toString(wraps.takeError()),
+            "w (shape [4611686018427387904, 1]): shape [4611686018427387904, "
+            "1] has more than 2^64 bytes");
+  // Empty tensors need nothing, whatever the other dimensions claim.
+  EXPECT_TRUE(static_cast<bool>(
+      HostTensor::allocate(DType::f32, {int64_t(1) << 62, 0}, "e")));
+  setMemoryBudget(0);
+  EXPECT_GE(memoryBudget(), uint64_t(64) << 20);
+}
+
 } // namespace
+

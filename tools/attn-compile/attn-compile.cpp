@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Models/Model.h"
+#include "lib/Models/SpecReader.h"
 #include "lib/Runtime/Budget.h"
 #include "lib/Runtime/GpuDevice.h"
 #include "lib/Runtime/Jit.h"
@@ -41,9 +42,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -127,11 +128,11 @@ static cl::opt<std::string>
                        "GPU), through attn-gpu-pipeline; the rest of the "
                        "model stays on the CPU"),
               cl::init("cpu"), cl::cat(category));
-static cl::opt<std::string> gpuChip(
-    "gpu-chip",
-    cl::desc("NVIDIA architecture of --target=cuda without a device "
-             "(--emit=ptx; default: the device's, else sm_80)"),
-    cl::cat(category));
+static cl::opt<std::string>
+    gpuChip("gpu-chip",
+            cl::desc("NVIDIA architecture of --target=cuda without a device "
+                     "(--emit=ptx; default: the device's, else sm_80)"),
+            cl::cat(category));
 static cl::opt<int64_t> gpuSubgroupSize(
     "gpu-subgroup-size",
     cl::desc("Subgroup size the kernels are compiled for (default: the "
@@ -184,7 +185,8 @@ static cl::opt<int64_t> gatEdgeBlock("gat-edge-block",
 static cl::opt<int64_t>
     threads("num-threads",
             cl::desc("OpenMP threads of the parallel loops inside one call "
-                     "(1: sequential; objects then need no OpenMP runtime)"),
+                     "(1: sequential, objects then need no OpenMP runtime; "
+                     "0: the OpenMP runtime's default)"),
             cl::init(1), cl::cat(category));
 static cl::opt<unsigned>
     workers("workers",
@@ -200,7 +202,7 @@ static cl::opt<std::string> memoryBudgetOption(
     cl::desc("Most bytes the model's inputs, weights and output of one call "
              "(and any one value of the compiled function) may take, checked "
              "before allocating (e.g. 8G, 512M; default: $ATTN_MEMORY_BUDGET "
-             "or half of the physical memory)"),
+             "or half of the memory this process may use)"),
     cl::value_desc("SIZE"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("Seed of the initialisation and of "
@@ -221,7 +223,9 @@ static int fail(const llvm::Twine &message) {
   llvm::errs() << "attn-compile: error: " << message << "\n";
   return 1;
 }
-static int fail(llvm::Error err) { return fail(llvm::toString(std::move(err))); }
+static int fail(llvm::Error err) {
+  return fail(llvm::toString(std::move(err)));
+}
 
 static double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
@@ -277,7 +281,8 @@ static LogicalResult runPipeline(ModuleOp module, llvm::StringRef pipeline) {
 
 /// Per-item shape equality after dropping size-1 dims (an IDX image file
 /// N x 28 x 28 feeds a B x 1 x 28 x 28 input).
-static bool sameItemShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
+static bool sameItemShape(llvm::ArrayRef<int64_t> a,
+                          llvm::ArrayRef<int64_t> b) {
   auto squeeze = [](llvm::ArrayRef<int64_t> s) {
     llvm::SmallVector<int64_t> out;
     for (int64_t d : s)
@@ -306,6 +311,13 @@ static llvm::Expected<HostTensor> loadData(llvm::StringRef path, DType want,
                                    dtypeName(want).str().c_str());
   if (t->dtype() == want && !(idx && dstFloat))
     return std::move(*t);
+  // The converted copy and the file's tensor are held together.
+  if (llvm::Error err =
+          checkBudget(t->numBytes() + static_cast<uint64_t>(t->numElements()) *
+                                          dtypeSize(want),
+                      path + ": " + what + " (" + t->typeString() +
+                          ", converted to " + dtypeName(want) + ")"))
+    return std::move(err);
   HostTensor out(want, t->shape());
   for (int64_t i = 0; i < t->numElements(); ++i) {
     if (dstFloat)
@@ -327,8 +339,8 @@ static llvm::Error collectInputs(const Model &model,
   for (const std::string &arg : inputFiles) {
     auto [nameRef, path] = llvm::StringRef(arg).split('=');
     llvm::StringRef name = nameRef;
-    auto it = llvm::find_if(specs,
-                            [&](const TensorSpec &s) { return s.name == name; });
+    auto it = llvm::find_if(
+        specs, [&](const TensorSpec &s) { return s.name == name; });
     if (path.empty() || it == specs.end()) {
       std::string names;
       for (const TensorSpec &s : specs)
@@ -339,7 +351,11 @@ static llvm::Error collectInputs(const Model &model,
           model.kind().str().c_str(), names.c_str(), arg.c_str());
     }
     size_t i = it - specs.begin();
-    llvm::Expected<HostTensor> t = loadData(path, it->dtype, "input '" + name.str() + "'");
+    if (given[i])
+      return llvm::createStringError("--input %s: given twice (once per input)",
+                                     name.str().c_str());
+    llvm::Expected<HostTensor> t =
+        loadData(path, it->dtype, "input '" + name.str() + "'");
     if (!t)
       return t.takeError();
     llvm::ArrayRef<int64_t> want = it->shape, got = t->shape();
@@ -354,6 +370,8 @@ static llvm::Error collectInputs(const Model &model,
           it->shapeString().c_str(),
           model.chunkable() ? " (any number of items in the first dimension)"
                             : "");
+    if (llvm::Error err = checkFinite(*t, path + ": input '" + name + "'"))
+      return err;
     inputs[i] = std::move(*t);
     given[i] = true;
   }
@@ -368,8 +386,11 @@ static llvm::Error collectInputs(const Model &model,
     int64_t n = model.chunkable() ? inputs[i].shape()[0] : model.batch();
     if (items >= 0 && n != items)
       return llvm::createStringError(
-          "input '%s' holds %lld items, input '%s' %lld: they must agree",
-          specs[i].name.c_str(), (long long)n, specs[0].name.c_str(),
+          "input '%s'%s holds %lld items, input '%s'%s %lld: they must agree",
+          specs[i].name.c_str(),
+          given[i] ? "" : " (generated: give it with --input)", (long long)n,
+          specs[0].name.c_str(),
+          given[0] ? "" : " (generated: give it with --input)",
           (long long)items);
     items = n;
   }
@@ -392,8 +413,7 @@ static llvm::Expected<double> readReferenceAccuracy() {
   if (!buf)
     return llvm::createStringError("%s: cannot open: %s", reference.c_str(),
                                    buf.getError().message().c_str());
-  llvm::Expected<llvm::json::Value> v =
-      parseJson((*buf)->getBuffer());
+  llvm::Expected<llvm::json::Value> v = parseJson((*buf)->getBuffer());
   if (!v)
     return llvm::createStringError("%s: invalid JSON: %s", reference.c_str(),
                                    llvm::toString(v.takeError()).c_str());
@@ -467,19 +487,62 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   if (!labelsFile.empty()) {
     if (model.output().shape.size() != 2)
       return fail("--labels needs a model whose output is items x classes; "
-                  "the " + model.kind() + " model's '" + model.output().name +
-                  "' is " + model.output().shapeString());
+                  "the " +
+                  model.kind() + " model's '" + model.output().name + "' is " +
+                  model.output().shapeString());
     llvm::Expected<HostTensor> l = loadData(labelsFile, DType::i64, "labels");
     if (!l)
       return fail(l.takeError());
     if (l->rank() != 1 || l->shape()[0] != items)
       return fail(labelsFile + ": labels of shape " + l->typeString() +
                   ", expected one per item (" + llvm::Twine(items) + ")");
+    int64_t classes = model.output().shape.back();
+    for (int64_t i = 0; i < items; ++i)
+      if (l->getInt(i) < 0 || l->getInt(i) >= classes)
+        return fail(labelsFile + ": label " + llvm::Twine(i) + " is " +
+                    llvm::Twine(l->getInt(i)) + ", outside the model's " +
+                    llvm::Twine(classes) + " classes [0, " +
+                    llvm::Twine(classes) + ")");
     labels = std::move(*l);
   }
 
   if (llvm::Error err = validateAndPrepare(model, inputs))
     return fail(std::move(err));
+
+  // Chunks of `batch` items; each worker owns its input/output buffers. The
+  // whole run's memory (the inputs and weights held, the output of every
+  // item, each worker's batch buffers) is checked before compiling.
+  int64_t b = model.batch();
+  int64_t chunks = model.chunkable() ? items / b + (items % b != 0) : 1;
+  const TensorSpec &outSpec = model.output();
+  llvm::SmallVector<int64_t> fullShape(outSpec.shape.begin(),
+                                       outSpec.shape.end());
+  if (model.chunkable())
+    fullShape[0] = items;
+  unsigned numWorkers =
+      std::max<unsigned>(1, std::min<int64_t>(workers, chunks));
+  {
+    uint64_t total = weights->numBytes(), perWorker = 0;
+    for (const HostTensor &t : inputs)
+      total += t.numBytes();
+    for (const TensorSpec &s : model.inputs())
+      perWorker += static_cast<uint64_t>(s.numElements()) * dtypeSize(s.dtype);
+    perWorker +=
+        static_cast<uint64_t>(outSpec.numElements()) * dtypeSize(outSpec.dtype);
+    llvm::Expected<uint64_t> outBytes = checkedTensorBytes(
+        fullShape, dtypeSize(outSpec.dtype),
+        "the output of " + llvm::Twine(items) + " " + model.itemName());
+    if (!outBytes)
+      return fail(outBytes.takeError());
+    // Each term is within the budget (checked), so the sum stays far from
+    // 2^64.
+    total += *outBytes + numWorkers * perWorker;
+    if (llvm::Error err = checkBudget(
+            total, "the run (" + llvm::Twine(items) + " " + model.itemName() +
+                       ", " + llvm::Twine(numWorkers) +
+                       " worker(s): inputs, weights, outputs)"))
+      return fail(std::move(err));
+  }
 
   JitOptions options;
   options.pipeline = pipelineText();
@@ -496,15 +559,7 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   if (!jit)
     return fail(jit.takeError());
 
-  // Chunks of `batch` items; each worker owns its input/output buffers.
-  int64_t b = model.batch();
-  int64_t chunks = model.chunkable() ? (items + b - 1) / b : 1;
-  const TensorSpec &outSpec = model.output();
-  llvm::SmallVector<int64_t> fullShape(outSpec.shape.begin(), outSpec.shape.end());
-  if (model.chunkable())
-    fullShape[0] = items;
   HostTensor output(outSpec.dtype, fullShape);
-  unsigned numWorkers = std::max<unsigned>(1, std::min<int64_t>(workers, chunks));
   struct Worker {
     std::vector<HostTensor> in;
     HostTensor out;
@@ -523,7 +578,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
       args.push_back(&t);
     args.push_back(&*weights);
     for (int64_t c = id; c < chunks && w.error.empty(); c += numWorkers) {
-      int64_t first = c * b, count = model.chunkable() ? std::min(b, items - first) : b;
+      int64_t first = c * b,
+              count = model.chunkable() ? std::min(b, items - first) : b;
       copyChunk(model, inputs, first, count, w.in);
       if (llvm::Error err = (*jit)->invoke("forward", args, results)) {
         w.error = llvm::toString(std::move(err));
@@ -635,8 +691,8 @@ static int emitGpuObjects(ModuleOp module) {
     return fail("the model has " + llvm::Twine(objects.size()) +
                 " kernels: give -o FILE (each goes to FILE.NAME)");
   for (auto &[name, bytes] : objects) {
-    std::string path = objects.size() == 1 ? std::string(outFile)
-                                           : outFile + "." + name;
+    std::string path =
+        objects.size() == 1 ? std::string(outFile) : outFile + "." + name;
     std::string error;
     auto out = openOutputFile(path, &error);
     if (!out)
@@ -644,8 +700,7 @@ static int emitGpuObjects(ModuleOp module) {
     out->os() << bytes;
     out->keep();
     if (objects.size() > 1)
-      llvm::outs() << "attn-compile: kernel " << name << " -> " << path
-                   << "\n";
+      llvm::outs() << "attn-compile: kernel " << name << " -> " << path << "\n";
   }
   return 0;
 }
@@ -659,7 +714,8 @@ static void writeHeader(const Model &model, bool needsRunnerUtils,
   args.push_back(model.output());
   os << "/* Generated by attn-compile from " << specFile
      << ". Do not edit.\n"
-        " * Entry point of the " << model.kind()
+        " * Entry point of the "
+     << model.kind()
      << " model: every argument is a pointer to a memref descriptor;\n"
         " * the result (last) is written by the call. Link the object with -lm"
      << (needsRunnerUtils ? "\n * and MLIR's C runner utilities (memrefCopy): "
@@ -691,10 +747,13 @@ static void writeHeader(const Model &model, bool needsRunnerUtils,
   for (size_t i = 0; i < args.size(); ++i)
     os << (i ? ",\n                          " : "") << descriptorName(args[i])
        << " *" << args[i].name;
-  os << ");\n\n/* The packed weights: name, offset (floats), element count. */\n"
+  os << ");\n\n/* The packed weights: name, offset (floats), element count. "
+        "*/\n"
         "typedef struct { const char *name; int64_t offset, count; } "
         "attn_weight_entry;\n"
-        "#define ATTN_NUM_WEIGHTS " << model.weights().size() << "\n"
+        "#define ATTN_NUM_WEIGHTS "
+     << model.weights().size()
+     << "\n"
         "static const attn_weight_entry attn_weight_layout[] = {\n";
   for (size_t i = 0; i < model.weights().size(); ++i)
     os << "  {\"" << model.weights()[i].name << "\", " << model.weightOffset(i)
@@ -710,12 +769,14 @@ static int emitMachineCode(ModuleOp module, const Model &model) {
       translateModuleToLLVMIR(module, llvmContext);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
-  auto machine = getCpuTarget(module.getOperation())
-                     .createTargetMachine(/*pic=*/true);
+  auto machine =
+      getCpuTarget(module.getOperation()).createTargetMachine(/*pic=*/true);
   if (!machine)
     return fail(machine.takeError());
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   machine->get());
+  if (emit == Emit::obj && outFile == "-")
+    return fail("--emit=obj needs -o FILE (the header goes to FILE.h)");
   std::string error;
   auto out = openOutputFile(outFile, &error);
   if (!out)
@@ -729,20 +790,17 @@ static int emitMachineCode(ModuleOp module, const Model &model) {
   if (llvm::Error err = optimize(llvmModule.get()))
     return fail(std::move(err));
   llvm::legacy::PassManager codegen;
-  if ((*machine)->addPassesToEmitFile(codegen, out->os(), nullptr,
-                                      emit == Emit::obj
-                                          ? llvm::CodeGenFileType::ObjectFile
-                                          : llvm::CodeGenFileType::AssemblyFile))
+  if ((*machine)->addPassesToEmitFile(
+          codegen, out->os(), nullptr,
+          emit == Emit::obj ? llvm::CodeGenFileType::ObjectFile
+                            : llvm::CodeGenFileType::AssemblyFile))
     return fail("the target cannot emit this file type");
   codegen.run(*llvmModule);
   out->keep();
   if (emit == Emit::obj) {
-    if (outFile == "-")
-      return fail("--emit=obj needs -o FILE (the header goes to FILE.h)");
-    std::string headerPath =
-        (llvm::sys::path::parent_path(outFile) + "/" +
-         llvm::sys::path::stem(outFile) + ".h")
-            .str();
+    std::string headerPath = (llvm::sys::path::parent_path(outFile) + "/" +
+                              llvm::sys::path::stem(outFile) + ".h")
+                                 .str();
     if (llvm::sys::path::parent_path(outFile).empty())
       headerPath = (llvm::sys::path::stem(outFile) + ".h").str();
     auto header = openOutputFile(headerPath, &error);
@@ -788,9 +846,8 @@ static int tuneModel(const Model &model, ModuleOp module,
     return fail(best.takeError());
   llvm::outs() << llvm::format("  best: %s, %.3f ms per batch of %lld "
                                "(stored in %s)\n",
-                               best->choice.pipelineOptions().c_str(),
-                               best->ms, (long long)model.batch(),
-                               cachePath().c_str());
+                               best->choice.pipelineOptions().c_str(), best->ms,
+                               (long long)model.batch(), cachePath().c_str());
   return 0;
 }
 
@@ -818,13 +875,28 @@ int main(int argc, char **argv) {
                 "--save-packed-weights");
   if (llvm::Error err = configureMemoryBudget(memoryBudgetOption))
     return fail(std::move(err));
+  if (!run) {
+    // Options of a run given without --run would be silently ignored.
+    for (cl::Option *o : std::initializer_list<cl::Option *>{
+             std::addressof(inputFiles), &labelsFile, &outputFile, &reference,
+             &workers, &repeat})
+      if (o->getNumOccurrences())
+        return fail("--" + o->ArgStr + " applies to a run: add --run");
+  }
+  if (workers < 1 || repeat < 1)
+    return fail("--workers and --repeat must be >= 1");
   if (pipelineName != "attn-cpu-pipeline" &&
       pipelineName != "attn-reference-pipeline")
     return fail("--pipeline must be attn-cpu-pipeline or "
-                "attn-reference-pipeline, got '" + pipelineName + "'");
+                "attn-reference-pipeline, got '" +
+                pipelineName + "'");
   if (batch < 0 || blockQ < 0 || blockK < 0 || gatEdgeBlock < 1 || threads < 0)
     return fail("--gat-edge-block must be positive and --batch, --block-q, "
                 "--block-k and --threads non-negative");
+  if (batch > SpecReader::kMaxInteger)
+    return fail("--batch must be at most " +
+                llvm::Twine(SpecReader::kMaxInteger) + ", got " +
+                llvm::Twine(batch));
   if (gpuTarget != "cpu") {
     if (gpuTarget != "vulkan" && gpuTarget != "cuda")
       return fail("--target must be cpu, vulkan or cuda, got '" + gpuTarget +
@@ -850,20 +922,21 @@ int main(int argc, char **argv) {
     if (!gpuChip.empty())
       gpuDevice->chip = gpuChip;
   }
-  if (gpuTarget != "cpu" && (emit == Emit::obj || emit == Emit::assembly ||
-                             emit == Emit::llvmIR))
+  if (gpuTarget != "cpu" &&
+      (emit == Emit::obj || emit == Emit::assembly || emit == Emit::llvmIR))
     return fail("--emit=obj|asm|llvm-ir with --target=" + gpuTarget +
                 ": the host code calls the mgpu* GPU runtime, which an AOT "
                 "caller cannot link yet; use --emit=spirv|ptx for the "
                 "kernels, or --run");
   if (gpuTarget == "cuda" && gpuSubgroupSize > 0 && gpuSubgroupSize != 32)
     return fail("--gpu-subgroup-size must be 32 for --target=cuda (a query "
-                "row per warp), got " + llvm::Twine(gpuSubgroupSize));
+                "row per warp), got " +
+                llvm::Twine(gpuSubgroupSize));
   if ((emit == Emit::spirv && gpuTarget != "vulkan") ||
       (emit == Emit::ptx && gpuTarget != "cuda"))
-    return fail(std::string("--emit=") +
-                (emit == Emit::spirv ? "spirv needs --target=vulkan"
-                                     : "ptx needs --target=cuda"));
+    return fail(std::string("--emit=") + (emit == Emit::spirv
+                                              ? "spirv needs --target=vulkan"
+                                              : "ptx needs --target=cuda"));
   llvm::Expected<CpuTarget> target =
       CpuTarget::get(targetTriple, targetCpu, targetFeatures);
   if (!target)
@@ -875,9 +948,13 @@ int main(int argc, char **argv) {
   auto t0 = std::chrono::steady_clock::now();
   ModelOverrides overrides;
   overrides.batch = batch;
-  llvm::Expected<std::unique_ptr<Model>> model = Model::load(specFile, overrides);
+  llvm::Expected<std::unique_ptr<Model>> model =
+      Model::load(specFile, overrides);
   if (!model)
     return fail(model.takeError());
+  if (batch > 0 && !(*model)->chunkable())
+    return fail("--batch does not apply to the " + (*model)->kind() +
+                " model (one call takes its inputs whole)");
 
   if (!packedWeightsFile.empty()) {
     llvm::Expected<HostTensor> packed = loadWeights(**model);

@@ -78,7 +78,8 @@ static cl::opt<bool>
 static cl::opt<int64_t>
     threads("num-threads",
             cl::desc("OpenMP threads of the plain attn-cpu-pipeline, of "
-                     "--tune and of the tuning cache lookup"),
+                     "--tune and of the tuning cache lookup (1: sequential, "
+                     "0: the OpenMP runtime's default)"),
             cl::init(1), cl::cat(category));
 static cl::opt<std::string>
     tuningCache("tuning-cache",
@@ -95,7 +96,7 @@ static cl::opt<std::string> memoryBudgetOption(
     "memory-budget",
     cl::desc("Most bytes the inputs, results and any one value of the "
              "function may take (e.g. 8G, 512M; default: $ATTN_MEMORY_BUDGET "
-             "or half of the physical memory), checked before allocating"),
+             "or half of the memory this process may use), checked before allocating"),
     cl::value_desc("SIZE"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
                               cl::init(1), cl::cat(category));
@@ -156,6 +157,7 @@ static FailureOr<SmallVector<std::string>> selectEntries(ModuleOp module) {
 
 /// Replaces generated arguments with the --input files.
 static llvm::Error loadInputs(std::vector<HostTensor> &args) {
+  std::vector<bool> given(args.size(), false);
   for (const std::string &spec : inputs) {
     auto [indexStr, path] = llvm::StringRef(spec).split('=');
     unsigned index;
@@ -165,6 +167,9 @@ static llvm::Error loadInputs(std::vector<HostTensor> &args) {
     if (index >= args.size())
       return llvm::createStringError(
           "--input %u: the function has %zu arguments", index, args.size());
+    if (given[index])
+      return llvm::createStringError("--input %u: given twice", index);
+    given[index] = true;
     llvm::Expected<HostTensor> t = readNpy(path);
     if (!t)
       return t.takeError();
@@ -394,18 +399,41 @@ int main(int argc, char **argv) {
   if (failed(names))
     return 1;
   // Static shapes claim memory: checked before any input is generated.
-  for (const std::string &name : *names)
-    if (llvm::Error err =
-            checkStaticSizes(module->lookupSymbol<func::FuncOp>(name)))
+  for (const std::string &name : *names) {
+    auto func = module->lookupSymbol<func::FuncOp>(name);
+    for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
+                                           func.getResultTypes())) {
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      if (!tensor || !tensor.hasStaticShape() ||
+          !dtypeOf(tensor.getElementType()))
+        return fail("function @" + name +
+                    ": the runtime calls functions whose arguments and "
+                    "results are statically shaped tensors of f32, f64, "
+                    "f16, bf16, i32 or i64");
+    }
+    if (llvm::Error err = checkStaticSizes(func))
       return fail(std::move(err));
+  }
 
   std::string cachePath = tuningCache.empty() ? TuningCache::defaultPath()
                                               : std::string(tuningCache);
   llvm::Expected<CpuTarget> target = CpuTarget::get("", targetCpu, targetFeatures);
   if (!target)
     return fail(target.takeError());
-  if (threads < 1)
-    return fail("--num-threads must be >= 1");
+  if (threads < 0)
+    return fail("--num-threads must be >= 0 (0: the OpenMP runtime's "
+                "default), got " + llvm::Twine(int64_t(threads)));
+  if (repeat < 1)
+    return fail("--repeat must be >= 1");
+  if (!std::isfinite(magnitude) || !(magnitude > 0))
+    return fail("--input-magnitude must be a finite number > 0, got " +
+                llvm::Twine(std::to_string(double(magnitude))));
+  if (!std::isfinite(relTol) || relTol < 0)
+    return fail("--rtol must be a finite number >= 0, got " +
+                llvm::Twine(std::to_string(double(relTol))));
+  if (absTol.getNumOccurrences() && (!std::isfinite(absTol) || absTol < 0))
+    return fail("--atol must be a finite number >= 0, got " +
+                llvm::Twine(std::to_string(double(absTol))));
   bool plainPipeline = pipeline == "attn-cpu-pipeline";
   std::optional<GpuDevice> gpu;
   if (gpuTarget != "cpu") {

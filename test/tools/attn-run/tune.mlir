@@ -10,7 +10,7 @@
 // RUN: attn-run %s --check --tuning-cache %t/bad.json 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: echo '[1, 2' > %t/garbage.json
 // RUN: attn-run %s --tuning-cache %t/garbage.json 2>&1 | FileCheck %s --check-prefix=GARBAGE
-// RUN: not attn-run %s --tune --num-threads 0 --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not attn-run %s --tune --num-threads -2 --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not attn-run %s --tune --pipeline attn-reference-pipeline --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=PLAIN
 // An entry tuned for other threads or another feature set is not taken.
 // RUN: attn-run %s --num-threads 2 --tuning-cache %t/cache.json | FileCheck %s --check-prefix=OTHER
@@ -31,7 +31,7 @@
 // BAD: warning: tuning cache ignored: {{.*}}bad.json: not an attn-mlir tuning cache: an entry lacks one of cpu, key, threads
 // BAD: CHECK PASSED
 // GARBAGE: warning: tuning cache ignored: {{.*}}garbage.json: not an attn-mlir tuning cache:
-// THREADS: attn-run: error: --num-threads must be >= 1
+// THREADS: attn-run: error: --num-threads must be >= 0 (0: the OpenMP runtime's default), got -2
 // PLAIN: attn-run: error: --tune tunes the tiles of the plain attn-cpu-pipeline
 // OTHER-NOT: tuned tiles
 // OTHER: lowering (attn-cpu-pipeline{threads={{[12]}}})

@@ -1,0 +1,40 @@
+// The static shapes of a function claim memory: attn-run checks every value
+// (arguments, results, each op's results) and the arguments and results
+// together against the memory budget before generating any input, and
+// refuses shapes whose byte count passes 2^64 (a wrapped count allocated a
+// tiny buffer and overflowed it).
+//
+// RUN: rm -rf %t && split-file %s %t
+// RUN: not attn-run %t/huge-arg.mlir 2>&1 | FileCheck %s --check-prefix=ARG
+// ARG: attn-run: error: {{.*}}huge-arg.mlir:1:14: argument #0 of @f of type tensor<100000x100000x64xf32> needs 2.3 TiB (2560000000000 bytes), more than the memory budget of
+// RUN: not attn-run %t/huge-value.mlir 2>&1 | FileCheck %s --check-prefix=VALUE
+// VALUE: attn-run: error: {{.*}}huge-value.mlir:2:8: 'tensor.empty' result #0 of type tensor<100000x100000x64xf32> needs 2.3 TiB
+// RUN: not attn-run %t/wraps.mlir 2>&1 | FileCheck %s --check-prefix=WRAPS
+// WRAPS: attn-run: error: {{.*}}wraps.mlir:1:14: argument #0 of @f of type tensor<4611686018427387904xf32>: shape [4611686018427387904] has more than 2^64 bytes
+// RUN: not attn-run %t/sdpa.mlir --memory-budget=40K 2>&1 | FileCheck %s --check-prefix=TOGETHER
+// TOGETHER: attn-run: error: @f's arguments and results together needs 64.0 KiB (65536 bytes), more than the memory budget of 40.0 KiB (--memory-budget or ATTN_MEMORY_BUDGET sets it)
+// RUN: attn-run %t/sdpa.mlir --memory-budget=64K --check | FileCheck %s --check-prefix=FITS
+// FITS: CHECK PASSED
+// RUN: not attn-run %t/sdpa.mlir --memory-budget=lots 2>&1 | FileCheck %s --check-prefix=BADSIZE
+// BADSIZE: attn-run: error: --memory-budget: invalid size 'lots': expected a positive number of bytes
+// RUN: not env ATTN_MEMORY_BUDGET=0 attn-run %t/sdpa.mlir 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: attn-run: error: ATTN_MEMORY_BUDGET: invalid size '0'
+
+//--- huge-arg.mlir
+func.func @f(%q: tensor<100000x100000x64xf32>) -> tensor<100000x100000x64xf32> {
+  return %q : tensor<100000x100000x64xf32>
+}
+//--- huge-value.mlir
+func.func @f(%q: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<100000x100000x64xf32>
+  return %q : tensor<4xf32>
+}
+//--- wraps.mlir
+func.func @f(%q: tensor<4611686018427387904xf32>) -> tensor<4611686018427387904xf32> {
+  return %q : tensor<4611686018427387904xf32>
+}
+//--- sdpa.mlir
+func.func @f(%q: tensor<1x2x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>) -> tensor<1x2x64x32xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>) -> tensor<1x2x64x32xf32>
+  return %o : tensor<1x2x64x32xf32>
+}
