@@ -13,8 +13,27 @@ status=0
 bash "$ROOT/scripts/build.sh" check-attn 2>&1 | tee "$log" || status=$?
 passed=$(sed -n 's/^ *Passed: *\([0-9]*\).*/\1/p' "$log" | tail -1)
 failed=$(sed -n 's/^ *Failed: *\([0-9]*\).*/\1/p' "$log" | tail -1)
-echo "${passed:-0} passed, ${failed:-0} failed"
-if [[ $status -eq 0 && -z "$passed" ]]; then
+passed=${passed:-0}
+failed=${failed:-0}
+
+# The unit tests once more, built with ASan + UBSan (CMake option
+# ATTN_SANITIZE) in build-asan/; allow_user_poisoning=0 is the one
+# suppression (CMakeLists.txt says why). Counted as one more test.
+if ATTN_BUILD_DIR="$ROOT/build-asan" \
+   ATTN_CMAKE_ARGS="-DATTN_SANITIZE=ON -DATTN_FUZZERS=OFF" \
+   bash "$ROOT/scripts/build.sh" attn-unittests &&
+   ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=1:abort_on_error=0 \
+   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+   "$ROOT/build-asan/test/unit/attn-unittests" --gtest_brief=1; then
+  echo "sanitizer build (ASan + UBSan): unit tests passed"
+  passed=$((passed + 1))
+else
+  echo "sanitizer build (ASan + UBSan): unit tests FAILED" >&2
+  failed=$((failed + 1))
+  status=1
+fi
+echo "$passed passed, $failed failed"
+if [[ $status -eq 0 && $passed -le 1 ]]; then
   echo "test.sh: lit reported no passing test" >&2
   status=1
 fi
