@@ -177,6 +177,11 @@ static LogicalResult verifyModRegion(Operation *op, Region &region,
   unsigned firstIndex = block.getNumArguments() - 4;
   WalkResult bounds = region.walk([&](tensor::ExtractOp x) {
     auto type = cast<RankedTensorType>(x.getTensor().getType());
+    if (llvm::is_contained(type.getShape(), 0)) {
+      x.emitOpError() << "in " << name << " reads " << type
+                      << ", which has no element";
+      return WalkResult::interrupt();
+    }
     for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
       auto arg = dyn_cast<BlockArgument>(idx);
       if (!arg || arg.getOwner() != &block || arg.getArgNumber() < firstIndex)

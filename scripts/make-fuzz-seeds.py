@@ -72,3 +72,40 @@ write("graph", "mtx-pattern", b"\x01%%MatrixMarket matrix coordinate pattern gen
       b"% comment\n4 4 3\n1 2\n2 3\n4 1\n")
 write("graph", "mtx-real-symmetric", b"\x03%%MatrixMarket matrix coordinate real symmetric\n"
       b"3 3 2\n2 1 0.5\n3 3 -1e3\n")
+
+
+# Model descriptions (one per kind, small) and attn IR for the toolkit
+# harnesses of the sanitizer build.
+write("model", "vit", json.dumps({"kind": "vit", "image_size": 8, "channels": 1,
+      "patch_size": 4, "hidden_dim": 16, "layers": 1, "heads": 2, "mlp_dim": 24,
+      "classes": 3, "batch": 2, "attention": "local", "window": 1}).encode())
+write("model", "gpt", json.dumps({"kind": "gpt", "vocab_size": 20, "n_positions": 8,
+      "n_embd": 16, "n_layer": 1, "n_head": 2, "seq_len": 6}).encode())
+write("model", "transformer-encoder", json.dumps({"kind": "transformer-encoder",
+      "d_model": 16, "heads": 2, "dim_feedforward": 24, "layers": 1,
+      "seq_len": 5, "batch": 2}).encode())
+write("model", "gat", json.dumps({"kind": "gat", "graph": "/nonexistent/graph.txt",
+      "in_features": 4, "layers": [{"heads": 2, "channels": 2}]}).encode())
+sdpa = """func.func @f(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+"""
+write("ir", "sdpa-causal", sdpa.encode())
+write("ir", "sdpa-local", sdpa.replace("#attn.mask<causal>", "#attn.mask<local>, window_left = 2 : i64, window_right = 1 : i64").encode())
+write("ir", "score-mod", b"""func.func @f(%q: tensor<1x1x4x8xf32>, %t: tensor<4xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %x = tensor.extract %t[%j] : tensor<4xf32>
+      %r = arith.addf %s, %x : f32
+      attn.yield %r : f32
+    }
+  return %o : tensor<1x1x4x8xf32>
+}
+""")
+write("ir", "gat", b"""func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<7xi64>, %ci: tensor<10xi64>) -> tensor<6x8xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>) -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+}
+""")

@@ -68,6 +68,13 @@ if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= _flags:
 # The reader fuzzers are built where clang's fuzzer runtime is (fuzz/).
 if os.path.exists(os.path.join(config.attn_obj_root, "bin", "attn-fuzz-json")):
     config.available_features.add("fuzzers")
+# The model-loader and IR harnesses exist in the sanitizer build only.
+if os.path.exists(os.path.join(config.attn_obj_root, "bin", "attn-fuzz-model")):
+    config.available_features.add("toolkit-fuzzers")
+# ASan's and UBSan's settings reach the tools of the sanitizer build.
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
 
 # GPU code without a GPU: the Vulkan runtime is built where libvulkan-dev is
 # (scripts/install-deps.sh installs it and lavapipe, so the test command has

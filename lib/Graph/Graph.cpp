@@ -27,11 +27,9 @@ namespace {
 class LineReader {
 public:
   static Expected<LineReader> open(StringRef path) {
-    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    auto buf = mlir::attn::readInputFile(path, /*isText=*/true);
     if (!buf)
-      return createStringError(buf.getError(), "%s: cannot open: %s",
-                               path.str().c_str(),
-                               buf.getError().message().c_str());
+      return buf.takeError();
     return LineReader(path, std::move(*buf));
   }
 

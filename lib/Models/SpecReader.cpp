@@ -1,9 +1,11 @@
 //===- SpecReader.cpp - checked access to a JSON model description --------===//
 
 #include "lib/Models/SpecReader.h"
+#include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Json.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
@@ -95,18 +97,18 @@ void indexLines(StringRef text, llvm::StringMap<unsigned> &lines) {
 
 llvm::Expected<std::unique_ptr<SpecSource>>
 SpecSource::load(StringRef path) {
-  auto bufOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!bufOr)
-    return llvm::createStringError(bufOr.getError(), "%s: cannot open: %s",
-                                   path.str().c_str(),
-                                   bufOr.getError().message().c_str());
-  if ((*bufOr)->getBufferSize() > kMaxBytes)
+  // The size first (from the file system), then the bytes.
+  uint64_t size = 0;
+  if (!llvm::sys::fs::file_size(path, size) && size > kMaxBytes)
     return llvm::createStringError(
         std::errc::file_too_large,
-        "%s: %zu bytes, more than the %llu a model description may have (it "
-        "names its weights and graph files; it does not hold them)",
-        path.str().c_str(), (*bufOr)->getBufferSize(),
+        "%s: %llu bytes, more than the %llu a model description may have "
+        "(it names its weights and graph files; it does not hold them)",
+        path.str().c_str(), static_cast<unsigned long long>(size),
         static_cast<unsigned long long>(kMaxBytes));
+  auto bufOr = readInputFile(path, /*isText=*/true);
+  if (!bufOr)
+    return bufOr.takeError();
   auto source = std::make_unique<SpecSource>();
   source->path = path.str();
   source->text = (*bufOr)->getBuffer().str();

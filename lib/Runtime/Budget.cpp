@@ -3,6 +3,7 @@
 #include "lib/Runtime/Budget.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <atomic>
 #include <cmath>
@@ -32,11 +33,26 @@ uint64_t mlir::attn::defaultMemoryBudget() {
     if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
       available = std::min<uint64_t>(available, limit.rlim_cur);
   }
-  if (FILE *f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
-    unsigned long long bytes;
-    if (std::fscanf(f, "%llu", &bytes) == 1) // "max" reads as no number
-      available = std::min<uint64_t>(available, bytes);
+  // cgroup v2: this process's group ("0::/PATH" in /proc/self/cgroup) and
+  // each group above it may set memory.max ("max": no limit).
+  std::string group;
+  if (FILE *f = std::fopen("/proc/self/cgroup", "r")) {
+    char line[4096];
+    while (std::fgets(line, sizeof(line), f))
+      if (StringRef(line).starts_with("0::"))
+        group = StringRef(line).drop_front(3).rtrim("\n").str();
     std::fclose(f);
+  }
+  for (StringRef dir = group;; dir = dir.rsplit('/').first) {
+    std::string path = "/sys/fs/cgroup" + dir.rtrim("/").str() + "/memory.max";
+    if (FILE *f = std::fopen(path.c_str(), "r")) {
+      unsigned long long bytes;
+      if (std::fscanf(f, "%llu", &bytes) == 1)
+        available = std::min<uint64_t>(available, bytes);
+      std::fclose(f);
+    }
+    if (dir.empty() || !dir.contains('/'))
+      break;
   }
   return std::max<uint64_t>(available / 2, 64 << 20);
 }
@@ -136,10 +152,34 @@ llvm::Error mlir::attn::checkBudget(uint64_t bytes, const llvm::Twine &what) {
         what.str().c_str(), formatBytes(budget).c_str());
   return llvm::createStringError(
       std::errc::not_enough_memory,
-      "%s needs %s (%llu bytes), more than the memory budget of %s "
-      "(--memory-budget or ATTN_MEMORY_BUDGET sets it)",
+      "%s needs %s (%llu bytes), more than the memory budget of %s (%llu "
+      "bytes; --memory-budget or ATTN_MEMORY_BUDGET sets it)",
       what.str().c_str(), formatBytes(bytes).c_str(),
-      static_cast<unsigned long long>(bytes), formatBytes(budget).c_str());
+      static_cast<unsigned long long>(bytes), formatBytes(budget).c_str(),
+      static_cast<unsigned long long>(budget));
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mlir::attn::readInputFile(StringRef path, bool isText) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return llvm::createStringError(ec, "%s: cannot open: %s",
+                                   path.str().c_str(), ec.message().c_str());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return llvm::createStringError(
+        std::errc::invalid_argument,
+        "%s: cannot open: not a regular file (a device or a pipe has no "
+        "size to check)",
+        path.str().c_str());
+  if (llvm::Error err = checkBudget(status.getSize(), path + ": the file"))
+    return std::move(err);
+  auto buffer = llvm::MemoryBuffer::getFile(path, isText,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s: cannot open: %s",
+                                   path.str().c_str(),
+                                   buffer.getError().message().c_str());
+  return std::move(*buffer);
 }
 
 std::string mlir::attn::shapeString(llvm::ArrayRef<int64_t> shape) {
@@ -165,9 +205,9 @@ mlir::attn::checkedTensorBytes(llvm::ArrayRef<int64_t> shape,
   if (empty)
     return 0;
   if (overflow)
-    return llvm::createStringError(
-        std::errc::value_too_large, "%s: shape %s has more than 2^64 bytes",
-        what.str().c_str(), shapeString(shape).c_str());
+    return llvm::createStringError(std::errc::value_too_large,
+                                   "%s: more than 2^64 bytes",
+                                   what.str().c_str());
   if (llvm::Error err = checkBudget(bytes, what))
     return std::move(err);
   return bytes;

@@ -18,6 +18,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
 #include <string>
@@ -56,11 +57,18 @@ llvm::Error checkBudget(uint64_t bytes, const llvm::Twine &what);
 
 /// The bytes of a dense tensor of `shape` with `elementBytes`-byte
 /// elements, with every product checked: a negative dimension, a product
-/// past 2^64 (the error names `what` and the shape), or one over the
-/// budget (checkBudget's error: `what` should say the shape or type).
+/// past 2^64 or one over the budget is an error naming `what` (which should
+/// say the shape or type).
 llvm::Expected<uint64_t> checkedTensorBytes(llvm::ArrayRef<int64_t> shape,
                                             uint64_t elementBytes,
                                             const llvm::Twine &what);
+
+/// Reads the whole file at `path` for a reader: it must be a regular file
+/// (a device such as /dev/zero, or a pipe, would be read without end) whose
+/// size fits the memory budget. Errors read "PATH: cannot open: REASON" or
+/// "PATH: not a regular file".
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readInputFile(llvm::StringRef path, bool isText);
 
 /// "[2, 3, 4]".
 std::string shapeString(llvm::ArrayRef<int64_t> shape);

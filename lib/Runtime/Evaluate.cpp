@@ -9,6 +9,7 @@
 #include "lib/Runtime/RegionEvaluator.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -258,6 +259,61 @@ HostTensor tensorFor(Type type) {
   return HostTensor(*dtypeOf(t.getElementType()), t.getShape());
 }
 
+/// An input whose values a region uses as an index into another input
+/// (`table[ids[kv_idx]]`, through index casts): the values of `ids` must lie
+/// in [0, size), dim `dim` of `table`.
+struct GatherIndex {
+  unsigned ids, table;
+  size_t dim;
+  int64_t size;
+};
+
+std::vector<GatherIndex> gatherIndices(func::FuncOp func) {
+  std::vector<GatherIndex> found;
+  func.walk([&](tensor::ExtractOp x) {
+    if (!(x->getParentOfType<SdpaOp>() || x->getParentOfType<MhaOp>()))
+      return;
+    std::optional<unsigned> table = argIndex(func, x.getTensor());
+    if (!table)
+      return;
+    for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
+      Value v = idx;
+      while (Operation *def = v.getDefiningOp()) {
+        if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+                 arith::ExtUIOp, arith::TruncIOp>(def))
+          break;
+        v = def->getOperand(0);
+      }
+      auto source = v.getDefiningOp<tensor::ExtractOp>();
+      std::optional<unsigned> ids =
+          source ? argIndex(func, source.getTensor()) : std::nullopt;
+      if (ids)
+        found.push_back(
+            {*ids, *table, d,
+             cast<RankedTensorType>(x.getTensor().getType()).getDimSize(d)});
+    }
+  });
+  return found;
+}
+
+/// True when every use of `v` is as an additive mask (a bias / rel_bias
+/// operand, a region's read), through shape-only ops.
+bool onlyMaskUses(Value v) {
+  return !v.use_empty() && llvm::all_of(v.getUses(), [](OpOperand &use) {
+    Operation *owner = use.getOwner();
+    if (owner->getParentOfType<SdpaOp>() || owner->getParentOfType<MhaOp>())
+      return true; // read inside a score_mod / mask_mod region
+    if (auto sdpa = dyn_cast<SdpaOp>(owner))
+      return use.get() == sdpa.getBias() || use.get() == sdpa.getRelBias();
+    if (auto mha = dyn_cast<MhaOp>(owner))
+      return use.get() == mha.getBias();
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
+            tensor::ReshapeOp, linalg::BroadcastOp>(owner))
+      return llvm::all_of(owner->getResults(), onlyMaskUses);
+    return false;
+  });
+}
+
 } // namespace
 
 double mlir::attn::referenceTolerance(DType dtype, double rtol) {
@@ -372,6 +428,14 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
       t.setDouble(e, floating ? uniform(gen) : double(uniformInt(0, 3)));
     result.push_back(std::move(t));
   }
+  // Generated values a region indexes another input with stay inside it
+  // (min keeps document ids non-decreasing).
+  for (const GatherIndex &g : gatherIndices(func)) {
+    HostTensor &ids = result[g.ids];
+    for (int64_t e = 0; e < ids.numElements(); ++e)
+      ids.setInt(e, std::clamp<int64_t>(ids.getInt(e), 0,
+                                        std::max<int64_t>(g.size - 1, 0)));
+  }
   return result;
 }
 
@@ -392,19 +456,7 @@ mlir::attn::validateInputs(func::FuncOp func,
   // would disagree on them, and no attention means anything by them); -inf
   // only in additive masks (bias, rel_bias) and tables a region reads.
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
-    bool maskLike =
-        !arg.use_empty() && llvm::all_of(arg.getUses(), [](OpOperand &use) {
-          Operation *owner = use.getOwner();
-          if (owner->getParentOfType<SdpaOp>() ||
-              owner->getParentOfType<MhaOp>())
-            return true; // read inside a score_mod / mask_mod region
-          if (auto sdpa = dyn_cast<SdpaOp>(owner))
-            return use.get() == sdpa.getBias() ||
-                   use.get() == sdpa.getRelBias();
-          if (auto mha = dyn_cast<MhaOp>(owner))
-            return use.get() == mha.getBias();
-          return false;
-        });
+    bool maskLike = onlyMaskUses(arg);
     if (std::optional<int64_t> bad = firstNonFinite(*inputs[i], maskLike)) {
       double v = inputs[i]->getDouble(*bad);
       return createStringError(
@@ -420,43 +472,17 @@ mlir::attn::validateInputs(func::FuncOp func,
   // (`table[ids[kv_idx]]`): every value of the index input must lie in the
   // indexed dimension (compiled code clamps such indices; the reference
   // would stop at the first bad one, after the compiled call).
-  llvm::Error gatherErr = llvm::Error::success();
-  func.walk([&](tensor::ExtractOp x) {
-    if (gatherErr || !(x->getParentOfType<SdpaOp>() ||
-                       x->getParentOfType<MhaOp>()))
-      return;
-    std::optional<unsigned> table = argIndex(func, x.getTensor());
-    if (!table)
-      return;
-    for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
-      Value v = idx;
-      while (Operation *def = v.getDefiningOp()) {
-        if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-                 arith::ExtUIOp, arith::TruncIOp>(def))
-          break;
-        v = def->getOperand(0);
-      }
-      auto source = v.getDefiningOp<tensor::ExtractOp>();
-      std::optional<unsigned> ids =
-          source ? argIndex(func, source.getTensor()) : std::nullopt;
-      if (!ids)
-        continue;
-      int64_t size = inputs[*table]->shape()[d];
-      const HostTensor &values = *inputs[*ids];
-      for (int64_t e = 0; e < values.numElements(); ++e)
-        if (values.getInt(e) < 0 || values.getInt(e) >= size) {
-          gatherErr = createStringError(
-              "@%s input %u: element %lld is %lld, but a region indexes "
-              "dim %zu of input %u (size %lld) with it: expected [0, %lld)",
-              func.getName().str().c_str(), *ids, (long long)e,
-              (long long)values.getInt(e), d, *table, (long long)size,
-              (long long)size);
-          return;
-        }
-    }
-  });
-  if (gatherErr)
-    return gatherErr;
+  for (const GatherIndex &g : gatherIndices(func)) {
+    const HostTensor &values = *inputs[g.ids];
+    for (int64_t e = 0; e < values.numElements(); ++e)
+      if (values.getInt(e) < 0 || values.getInt(e) >= g.size)
+        return createStringError(
+            "@%s input %u: element %lld is %lld, but a region indexes dim "
+            "%zu of input %u (size %lld) with it: expected [0, %lld)",
+            func.getName().str().c_str(), g.ids, (long long)e,
+            (long long)values.getInt(e), g.dim, g.table, (long long)g.size,
+            (long long)g.size);
+  }
 
   llvm::Error err = llvm::Error::success();
   func.walk([&](Operation *op) {

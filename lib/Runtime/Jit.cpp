@@ -209,8 +209,12 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
           "statically shaped tensors of f32, f64, f16, bf16, i32 or i64";
       continue;
     }
-    if (llvm::Error err = checkStaticSizes(func))
-      return std::move(err);
+    // Over the memory budget: compiled, but refused by invoke() with the
+    // reason (the other functions of the module stay callable).
+    if (llvm::Error err = checkStaticSizes(func)) {
+      jit->unsupported[func.getName()] = llvm::toString(std::move(err));
+      continue;
+    }
     jit->signatures[func.getName()] = func.getFunctionType();
     func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   UnitAttr::get(ctx));

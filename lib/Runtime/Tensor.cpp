@@ -278,12 +278,9 @@ static Expected<StringRef> headerField(StringRef header, StringRef key,
 }
 
 Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
-  auto bufOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                           /*RequiresNullTerminator=*/false);
+  auto bufOr = readInputFile(path, /*isText=*/false);
   if (!bufOr)
-    return createStringError(bufOr.getError(), "%s: cannot open: %s",
-                             path.str().c_str(),
-                             bufOr.getError().message().c_str());
+    return bufOr.takeError();
   StringRef data = (*bufOr)->getBuffer();
   std::string p = path.str();
   if (data.size() < 10 || !data.starts_with(StringRef(kMagic, 6)))

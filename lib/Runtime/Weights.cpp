@@ -76,11 +76,9 @@ void convert(const FileDType &dtype, const char *src, HostTensor &dst) {
 
 Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
   std::string p = path.str();
-  auto bufOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                           /*RequiresNullTerminator=*/false);
+  auto bufOr = readInputFile(path, /*isText=*/false);
   if (!bufOr)
-    return createStringError(bufOr.getError(), "%s: cannot open: %s",
-                             p.c_str(), bufOr.getError().message().c_str());
+    return bufOr.takeError();
   StringRef bytes = (*bufOr)->getBuffer();
   if (bytes.size() < 8)
     return createStringError("%s: not a safetensors file (shorter than its "
@@ -222,14 +220,14 @@ Expected<HostTensor> mlir::attn::readIdx(StringRef path) {
     dims.push_back(llvm::support::endian::read32be(bytes.data() + 4 + 4 * i));
     overflow |= __builtin_mul_overflow(count, uint64_t(dims.back()), &count);
   }
-  // Read as bytes, held as i32 (and as f32 by a model's input): 9 bytes per
-  // value within the budget, checked before anything is read (the data must
-  // be there too).
-  if (overflow || count > UINT64_MAX / 9)
+  // Read as bytes, held as i32: 5 bytes per value within the budget,
+  // checked before anything is read (the data must be there too; a caller
+  // converting the values checks its copy).
+  if (overflow || count > UINT64_MAX / 5)
     return createStringError("%s: IDX header declares over 2^64 values",
                              p.c_str());
   if (llvm::Error err = checkBudget(
-          count * 9, p + ": IDX header's " + std::to_string(count) + " values"))
+          count * 5, p + ": IDX header's " + std::to_string(count) + " values"))
     return std::move(err);
   size_t offset = 4 + 4 * rank;
   // One byte past the declared values tells a file that holds more.

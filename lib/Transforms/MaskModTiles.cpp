@@ -418,9 +418,8 @@ std::pair<Value, Value> MaskModTiles::classify(OpBuilder &b, Location loc,
         findTable(x.getTensor(), ranged->first, ranged->second ? bq : bk);
     if (!table)
       return {};
-    return {in.toIndex(tensor::ExtractOp::create(b, loc, table->min, at)),
-            in.toIndex(tensor::ExtractOp::create(b, loc, table->max, at)),
-            false};
+    return {in.toIndex(buildClampedExtract(b, loc, table->min, at)),
+            in.toIndex(buildClampedExtract(b, loc, table->max, at)), false};
   };
 
   for (Operation &inner : body.without_terminator())

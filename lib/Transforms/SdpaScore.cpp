@@ -34,7 +34,8 @@ Value SdpaScoreEmitter::queryPosition(OpBuilder &b, Location loc, Value batch,
   case Align::per_sequence: {
     Value len = arith::IndexCastOp::create(
         b, loc, b.getIndexType(),
-        tensor::ExtractOp::create(b, loc, op.getKvLengths(), ValueRange{batch}));
+        tensor::ExtractOp::create(b, loc, op.getKvLengths(),
+                                  ValueRange{batch}));
     Value offset =
         arith::SubIOp::create(b, loc, len, buildIndexConstant(b, loc, lq));
     return arith::AddIOp::create(b, loc, i, offset);
@@ -46,7 +47,8 @@ Value SdpaScoreEmitter::queryPosition(OpBuilder &b, Location loc, Value batch,
 Value SdpaScoreEmitter::relativeIndex(OpBuilder &b, Location loc,
                                       const ScorePosition &p) const {
   int64_t r = static_cast<int64_t>(*op.getRelClip());
-  Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.b, p.i));
+  Value dist =
+      arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.b, p.i));
   Value clipped = arith::MaxSIOp::create(
       b, loc,
       arith::MinSIOp::create(b, loc, dist, buildIndexConstant(b, loc, r)),
@@ -65,30 +67,37 @@ SdpaScoreEmitter::regionIndices(OpBuilder &b, Location loc,
   // Tiled lowerings evaluate padded rows (i >= Lq) and keys (j >= Lk) whose
   // results are discarded; the region must still index its captured tensors
   // in bounds.
-  return {arith::MinSIOp::create(b, loc, p.i, buildIndexConstant(b, loc, lq - 1)),
-          arith::MinSIOp::create(b, loc, p.j,
-                                 buildIndexConstant(b, loc, lk - 1))};
+  return {
+      arith::MinSIOp::create(b, loc, p.i, buildIndexConstant(b, loc, lq - 1)),
+      arith::MinSIOp::create(b, loc, p.j, buildIndexConstant(b, loc, lk - 1))};
 }
 
 bool SdpaScoreEmitter::hasMaskMod() const { return !op.getMaskMod().empty(); }
 
-/// `idx` clamped into [0, dim - 1], unless it is a constant already there
-/// (or the dimension is dynamic).
-static Value clampIndex(OpBuilder &b, Location loc, Value idx, int64_t dim) {
+/// `idx` clamped into [0, size - 1] of dim `d` of `tensor`, unless it is a
+/// constant already there. (The verifier refuses region reads of tensors
+/// with a zero-size dimension.)
+static Value clampIndex(OpBuilder &b, Location loc, Value idx, Value tensor,
+                        unsigned d) {
+  int64_t dim = cast<RankedTensorType>(tensor.getType()).getDimSize(d);
   std::optional<int64_t> known = getConstantIntValue(idx);
-  if (ShapedType::isDynamic(dim) || (known && *known >= 0 && *known < dim))
+  if (!ShapedType::isDynamic(dim) && known && *known >= 0 && *known < dim)
     return idx;
-  Value hi =
-      arith::MinSIOp::create(b, loc, idx, buildIndexConstant(b, loc, dim - 1));
+  Value last = ShapedType::isDynamic(dim)
+                   ? arith::SubIOp::create(
+                         b, loc, tensor::DimOp::create(b, loc, tensor, d),
+                         buildIndexConstant(b, loc, 1))
+                         .getResult()
+                   : buildIndexConstant(b, loc, dim - 1);
+  Value hi = arith::MinSIOp::create(b, loc, idx, last);
   return arith::MaxSIOp::create(b, loc, hi, buildIndexConstant(b, loc, 0));
 }
 
 Value mlir::attn::buildClampedExtract(OpBuilder &b, Location loc, Value tensor,
                                       ValueRange indices) {
-  auto type = cast<RankedTensorType>(tensor.getType());
   SmallVector<Value> clamped;
   for (auto [d, idx] : llvm::enumerate(indices))
-    clamped.push_back(clampIndex(b, loc, idx, type.getDimSize(d)));
+    clamped.push_back(clampIndex(b, loc, idx, tensor, d));
   return tensor::ExtractOp::create(b, loc, tensor, clamped);
 }
 
@@ -110,22 +119,17 @@ Value mlir::attn::inlineModRegion(OpBuilder &b, Region &region,
           auto arg = dyn_cast<BlockArgument>(idx);
           return !arg || arg.getOwner() != &block;
         })) {
-      SmallVector<Value> indices;
-      for (Value idx : x.getIndices())
-        indices.push_back(map.lookupOrDefault(idx));
-      auto type = cast<RankedTensorType>(x.getTensor().getType());
+      Value source = map.lookupOrDefault(x.getTensor());
       SmallVector<Value> clamped;
       for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
         auto arg = dyn_cast<BlockArgument>(idx);
+        Value mapped = map.lookupOrDefault(idx);
         clamped.push_back(arg && arg.getOwner() == &block
-                              ? indices[d]
-                              : clampIndex(b, x.getLoc(), indices[d],
-                                           type.getDimSize(d)));
+                              ? mapped
+                              : clampIndex(b, x.getLoc(), mapped, source, d));
       }
       map.map(x.getResult(),
-              tensor::ExtractOp::create(b, x.getLoc(),
-                                        map.lookupOrDefault(x.getTensor()),
-                                        clamped));
+              tensor::ExtractOp::create(b, x.getLoc(), source, clamped));
       continue;
     }
     b.clone(inner, map);
@@ -152,7 +156,8 @@ Value SdpaScoreEmitter::modify(OpBuilder &b, Location loc,
                                   ValueRange{p.h, relativeIndex(b, loc, p)}));
   if (Value slopes = op.getAlibiSlopes()) {
     Value slope = tensor::ExtractOp::create(b, loc, slopes, ValueRange{p.h});
-    Value dist = arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.b, p.i));
+    Value dist =
+        arith::SubIOp::create(b, loc, p.j, queryPosition(b, loc, p.b, p.i));
     Value absDist = arith::MaxSIOp::create(
         b, loc, dist,
         arith::SubIOp::create(b, loc, buildIndexConstant(b, loc, 0), dist));

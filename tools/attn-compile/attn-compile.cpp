@@ -534,9 +534,11 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
         "the output of " + llvm::Twine(items) + " " + model.itemName());
     if (!outBytes)
       return fail(outBytes.takeError());
-    // Each term is within the budget (checked), so the sum stays far from
-    // 2^64.
-    total += *outBytes + numWorkers * perWorker;
+    uint64_t workerBytes;
+    if (__builtin_mul_overflow(uint64_t(numWorkers), perWorker, &workerBytes) ||
+        __builtin_add_overflow(total, *outBytes, &total) ||
+        __builtin_add_overflow(total, workerBytes, &total))
+      total = UINT64_MAX; // past 2^64: over any budget
     if (llvm::Error err = checkBudget(
             total, "the run (" + llvm::Twine(items) + " " + model.itemName() +
                        ", " + llvm::Twine(numWorkers) +
@@ -880,7 +882,9 @@ int main(int argc, char **argv) {
     for (cl::Option *o : std::initializer_list<cl::Option *>{
              std::addressof(inputFiles), &labelsFile, &outputFile, &reference,
              &workers, &repeat})
-      if (o->getNumOccurrences())
+      // --tune times the model on --input too.
+      if (o->getNumOccurrences() &&
+          !(tune && o == static_cast<cl::Option *>(std::addressof(inputFiles))))
         return fail("--" + o->ArgStr + " applies to a run: add --run");
   }
   if (workers < 1 || repeat < 1)
@@ -952,7 +956,7 @@ int main(int argc, char **argv) {
       Model::load(specFile, overrides);
   if (!model)
     return fail(model.takeError());
-  if (batch > 0 && !(*model)->chunkable())
+  if (batch > 0 && (*model)->kind() == "gat")
     return fail("--batch does not apply to the " + (*model)->kind() +
                 " model (one call takes its inputs whole)");
 
