@@ -84,7 +84,8 @@ int fuzzModel(const uint8_t *data, size_t size) {
 int fuzzIr(const uint8_t *data, size_t size) {
   MLIRContext &ctx = context();
   ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // MLIR's lexer reads up to a terminating NUL (as a file's buffer has).
+  std::string text(reinterpret_cast<const char *>(data), size);
   ParserConfig config(&ctx);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
   if (!module)

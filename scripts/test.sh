@@ -17,24 +17,42 @@ passed=${passed:-0}
 failed=${failed:-0}
 lit_passed=$passed
 
-# The unit tests once more, built with ASan + UBSan (CMake option
-# ATTN_SANITIZE) in build-asan/; allow_user_poisoning=0 is the one
-# suppression (CMakeLists.txt says why). Counted as one more test.
+# The sanitizer build (CMake option ATTN_SANITIZE: the toolkit's code with
+# ASan + UBSan and libFuzzer's coverage) in build-asan/: the unit tests, and
+# the lit suites that run the toolkit's own code (dialect, passes,
+# pipelines, tools, JIT numerics) plus the model-loader and IR fuzzers
+# (test/fuzz/toolkit.test). allow_user_poisoning=0 is the one suppression
+# (CMakeLists.txt says why).
 asan="$ROOT/build-asan"
 if [[ -f "$asan/CMakeCache.txt" ]] && ! grep -q '^ATTN_SANITIZE:BOOL=ON' "$asan/CMakeCache.txt"; then
   cmake "$asan" -DATTN_SANITIZE=ON >/dev/null # a stale, uninstrumented tree
 fi
+export ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+asan_log="$(mktemp)"
+trap 'rm -f "$log" "$asan_log"' EXIT
 if ATTN_BUILD_DIR="$asan" \
    ATTN_CMAKE_ARGS="-DATTN_SANITIZE=ON -DATTN_FUZZERS=OFF" \
-   bash "$ROOT/scripts/build.sh" attn-unittests &&
-   ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=1:abort_on_error=0 \
-   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-   "$ROOT/build-asan/test/unit/attn-unittests" --gtest_brief=1; then
+   bash "$ROOT/scripts/build.sh" attn-unittests attn-opt attn-run attn-compile \
+     attn-fuzz-model attn-fuzz-ir &&
+   "$asan/test/unit/attn-unittests" --gtest_brief=1; then
   echo "sanitizer build (ASan + UBSan): unit tests passed"
   passed=$((passed + 1))
 else
-  echo "sanitizer build (ASan + UBSan): unit tests FAILED" >&2
+  echo "sanitizer build (ASan + UBSan): build or unit tests FAILED" >&2
   failed=$((failed + 1))
+  status=1
+fi
+asan_status=0
+/usr/lib/llvm-22/bin/lit -sv "$asan/test/dialect" "$asan/test/Transforms" \
+  "$asan/test/Pipelines" "$asan/test/tools" "$asan/test/Integration" \
+  "$asan/test/fuzz/toolkit.test" 2>&1 | tee "$asan_log" || asan_status=$?
+asan_passed=$(sed -n 's/^ *Passed: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
+asan_failed=$(sed -n 's/^ *Failed: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
+echo "sanitizer build (ASan + UBSan): ${asan_passed:-0} lit tests passed, ${asan_failed:-0} failed"
+passed=$((passed + ${asan_passed:-0}))
+failed=$((failed + ${asan_failed:-0}))
+if [[ $asan_status -ne 0 || -z "$asan_passed" ]]; then
   status=1
 fi
 echo "$passed passed, $failed failed"

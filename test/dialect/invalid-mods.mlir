@@ -143,3 +143,20 @@ func.func @f(%q: tensor<1x1x16x4xf32>, %doc: tensor<8xi32>) -> tensor<1x1x16x4xf
     }
   return %o : tensor<1x1x16x4xf32>
 }
+
+// -----
+
+// A region may not read a tensor without elements.
+func.func @f(%q: tensor<1x1x4x4xf32>, %t: tensor<4x0xi32>) -> tensor<1x1x4x4xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'tensor.extract' op in mask_mod reads 'tensor<4x0xi32>', which has no element}}
+      %x = tensor.extract %t[%i, %c0] : tensor<4x0xi32>
+      %z = arith.constant 0 : i32
+      %same = arith.cmpi eq, %x, %z : i32
+      attn.yield %same : i1
+    }
+  return %o : tensor<1x1x4x4xf32>
+}

@@ -15,6 +15,12 @@
 // TOGETHER: attn-run: error: @f's arguments and results together needs 64.0 KiB (65536 bytes), more than the memory budget of 40.0 KiB (40960 bytes; --memory-budget or ATTN_MEMORY_BUDGET sets it)
 // RUN: attn-run %t/sdpa.mlir --memory-budget=64K --check | FileCheck %s --check-prefix=FITS
 // FITS: CHECK PASSED
+// With --all, a function over the budget fails alone; the others run.
+// RUN: not attn-run %t/mixed.mlir --all --check > %t/mixed.out 2> %t/mixed.err
+// RUN: FileCheck %s --check-prefix=MIXED < %t/mixed.out
+// RUN: FileCheck %s --check-prefix=MIXEDERR < %t/mixed.err
+// MIXED: CHECK PASSED
+// MIXEDERR: attn-run: error: {{.*}}mixed.mlir:5:17: argument #0 of @huge of type tensor<100000x100000x64xf32> needs 2.3 TiB
 // RUN: not attn-run %t/sdpa.mlir --memory-budget=lots 2>&1 | FileCheck %s --check-prefix=BADSIZE
 // BADSIZE: attn-run: error: --memory-budget: invalid size 'lots': expected a positive number of bytes
 // RUN: not env ATTN_MEMORY_BUDGET=0 attn-run %t/sdpa.mlir 2>&1 | FileCheck %s --check-prefix=ZERO
@@ -32,6 +38,14 @@ func.func @f(%q: tensor<4xf32>) -> tensor<4xf32> {
 //--- wraps.mlir
 func.func @f(%q: tensor<4611686018427387904xf32>) -> tensor<4611686018427387904xf32> {
   return %q : tensor<4611686018427387904xf32>
+}
+//--- mixed.mlir
+func.func @ok(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o : tensor<1x1x4x4xf32>
+}
+func.func @huge(%q: tensor<100000x100000x64xf32>) -> tensor<100000x100000x64xf32> {
+  return %q : tensor<100000x100000x64xf32>
 }
 //--- sdpa.mlir
 func.func @f(%q: tensor<1x2x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>) -> tensor<1x2x64x32xf32> {

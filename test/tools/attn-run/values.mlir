@@ -23,6 +23,12 @@
 // GATHER: attn-run: error: @gather input 3: element 2 is 100000000000, but a region indexes dim 0 of input 4 (size 4) with it: expected [0, 4)
 // RUN: attn-run %t/sdpa.mlir --entry gather --input 3=%t/ids_ok.npy --check | FileCheck %s --check-prefix=GATHEROK
 // GATHEROK: CHECK PASSED
+// Generated index inputs stay inside the (small) table they index.
+// RUN: attn-run %t/sdpa.mlir --entry gather_small --check | FileCheck %s --check-prefix=GATHERGEN
+// GATHERGEN: CHECK PASSED
+// A device is no input file: it would be read without end.
+// RUN: not attn-run %t/sdpa.mlir --entry f --input 0=/dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE
+// DEVICE: attn-run: error: /dev/zero: cannot open: not a regular file (a device or a pipe has no size to check)
 // Options.
 // RUN: not attn-run %t/sdpa.mlir --entry f --input 0=%t/qnan.npy --input 0=%t/qnan.npy 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: attn-run: error: --input 0: given twice
@@ -56,6 +62,18 @@ np.save(os.path.join(d, "biasnan.npy"), bias)
 np.save(os.path.join(d, "ids_ok.npy"), np.array([3, 0, 2, 1], dtype=np.int64))
 np.save(os.path.join(d, "ids_bad.npy"), np.array([3, 0, 100000000000, 1], dtype=np.int64))
 //--- sdpa.mlir
+func.func @gather_small(%q: tensor<1x1x4x4xf32>, %ids: tensor<4xi64>, %tbl: tensor<2xf32>) -> tensor<1x1x4x4xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %id = tensor.extract %ids[%j] : tensor<4xi64>
+      %x = arith.index_cast %id : i64 to index
+      %t = tensor.extract %tbl[%x] : tensor<2xf32>
+      %r = arith.addf %s, %t : f32
+      attn.yield %r : f32
+    }
+  return %o : tensor<1x1x4x4xf32>
+}
 func.func @f(%q: tensor<1x1x4x4xf32>, %k: tensor<1x1x4x4xf32>, %v: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   %o = attn.sdpa %q, %k, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>
