@@ -11,8 +11,8 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 bash "$ROOT/scripts/build.sh" check-attn 2>&1 | tee "$log" || status=$?
-passed=$(sed -n 's/^ *Passed: *\([0-9]*\).*/\1/p' "$log" | tail -1)
-failed=$(sed -n 's/^ *Failed: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+failed=$(sed -n 's/^ *Failed *: *\([0-9]*\).*/\1/p' "$log" | tail -1)
 passed=${passed:-0}
 failed=${failed:-0}
 lit_passed=$passed
@@ -47,8 +47,8 @@ asan_status=0
 /usr/lib/llvm-22/bin/lit -sv "$asan/test/dialect" "$asan/test/Transforms" \
   "$asan/test/Pipelines" "$asan/test/tools" "$asan/test/Integration" \
   "$asan/test/fuzz/toolkit.test" 2>&1 | tee "$asan_log" || asan_status=$?
-asan_passed=$(sed -n 's/^ *Passed: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
-asan_failed=$(sed -n 's/^ *Failed: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
+asan_passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
+asan_failed=$(sed -n 's/^ *Failed *: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
 echo "sanitizer build (ASan + UBSan): ${asan_passed:-0} lit tests passed, ${asan_failed:-0} failed"
 passed=$((passed + ${asan_passed:-0}))
 failed=$((failed + ${asan_failed:-0}))

@@ -84,12 +84,14 @@ public:
     if (index == 1) {
       if (t.getInt(0) != 0 || t.getInt(n) != nnz)
         return llvm::createStringError(
-            "input 'row_ptr' must start at 0 and end at %lld (the edge count)",
-            (long long)nnz);
+            "input 'row_ptr' must start at 0 and end at %lld (the edge count), "
+            "got %lld .. %lld",
+            (long long)nnz, (long long)t.getInt(0), (long long)t.getInt(n));
       for (int64_t i = 0; i < n; ++i)
         if (t.getInt(i + 1) < t.getInt(i))
           return llvm::createStringError(
-              "input 'row_ptr' decreases at index %lld", (long long)i);
+              "input 'row_ptr' decreases at index %lld (%lld > %lld)",
+              (long long)i, (long long)t.getInt(i), (long long)t.getInt(i + 1));
     }
     if (index == 2)
       for (int64_t e = 0; e < nnz; ++e)

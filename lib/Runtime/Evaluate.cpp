@@ -441,16 +441,23 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
 
 llvm::Error
 mlir::attn::validateInputs(func::FuncOp func,
-                           llvm::ArrayRef<const HostTensor *> inputs) {
+                           llvm::ArrayRef<const HostTensor *> inputs,
+                           llvm::ArrayRef<std::string> sources) {
+  // "@f input 3", and the file it came from.
+  auto name = [&](size_t i) {
+    std::string text =
+        "@" + func.getName().str() + " input " + std::to_string(i);
+    if (i < sources.size() && !sources[i].empty())
+      text += " (" + sources[i] + ")";
+    return text;
+  };
   // Shapes and dtypes first: the contents checks below index by them.
   if (inputs.size() != func.getNumArguments())
     return createStringError("@%s takes %u inputs, got %zu",
                              func.getName().str().c_str(),
                              func.getNumArguments(), inputs.size());
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
-    if (llvm::Error err = checkTensorType(*inputs[i], type,
-                                          "@" + func.getName().str() +
-                                              " input " + std::to_string(i)))
+    if (llvm::Error err = checkTensorType(*inputs[i], type, name(i)))
       return err;
   // Values: NaN and +inf nowhere (the compiled kernels and the reference
   // would disagree on them, and no attention means anything by them); -inf
@@ -460,9 +467,9 @@ mlir::attn::validateInputs(func::FuncOp func,
     if (std::optional<int64_t> bad = firstNonFinite(*inputs[i], maskLike)) {
       double v = inputs[i]->getDouble(*bad);
       return createStringError(
-          "@%s input %zu: element %lld is %s; inputs must be finite (-inf "
-          "only in an additive mask: bias, rel_bias, a region's table)",
-          func.getName().str().c_str(), i, (long long)*bad,
+          "%s: element %lld is %s; inputs must be finite (-inf only in an "
+          "additive mask: bias, rel_bias, a region's table)",
+          name(i).c_str(), (long long)*bad,
           std::isnan(v) ? "nan"
           : v > 0       ? "inf"
                         : "-inf");
@@ -477,11 +484,10 @@ mlir::attn::validateInputs(func::FuncOp func,
     for (int64_t e = 0; e < values.numElements(); ++e)
       if (values.getInt(e) < 0 || values.getInt(e) >= g.size)
         return createStringError(
-            "@%s input %u: element %lld is %lld, but a region indexes dim "
-            "%zu of input %u (size %lld) with it: expected [0, %lld)",
-            func.getName().str().c_str(), g.ids, (long long)e,
-            (long long)values.getInt(e), g.dim, g.table, (long long)g.size,
-            (long long)g.size);
+            "%s: element %lld is %lld, but a region indexes dim %zu of "
+            "input %u (size %lld) with it: expected [0, %lld)",
+            name(g.ids).c_str(), (long long)e, (long long)values.getInt(e),
+            g.dim, g.table, (long long)g.size, (long long)g.size);
   }
 
   llvm::Error err = llvm::Error::success();
@@ -493,39 +499,44 @@ mlir::attn::validateInputs(func::FuncOp func,
       std::optional<unsigned> i = argIndex(func, v);
       return i ? inputs[*i] : nullptr;
     };
-    std::string where = op->getName().getStringRef().str();
+    // "attn.sdpa: row_ptr (@f input 3 (rp.npy))".
+    std::string opName = op->getName().getStringRef().str();
+    auto role = [&](Value v, llvm::StringRef what) {
+      return opName + ": " + what.str() + " (" + name(*argIndex(func, v)) + ")";
+    };
     if (const HostTensor *len = input(r.kvLengths))
       for (int64_t b = 0; b < len->numElements() && !err; ++b)
         if (len->getInt(b) < 0 || len->getInt(b) > r.keyLength)
           err = createStringError(
-              "%s: kv_lengths[%lld] = %lld is outside [0, Lk = %lld]",
-              where.c_str(), (long long)b, (long long)len->getInt(b),
-              (long long)r.keyLength);
+              "%s: entry %lld is %lld, outside [0, Lk = %lld]",
+              role(r.kvLengths, "kv_lengths").c_str(), (long long)b,
+              (long long)len->getInt(b), (long long)r.keyLength);
     const HostTensor *rowPtr = input(r.rowPtr), *colIdx = input(r.colIdx);
     if (!rowPtr || !colIdx || err)
       return;
     int64_t nnz = colIdx->numElements();
     if (rowPtr->getInt(0) != 0 || rowPtr->getInt(r.csrRows) != nnz) {
       err = createStringError(
-          "%s: row_ptr must start at 0 and end at nnz = %lld, "
-          "got %lld .. %lld",
-          where.c_str(), (long long)nnz, (long long)rowPtr->getInt(0),
-          (long long)rowPtr->getInt(r.csrRows));
+          "%s: must start at 0 and end at nnz = %lld (the length of "
+          "col_idx), got %lld .. %lld",
+          role(r.rowPtr, "row_ptr").c_str(), (long long)nnz,
+          (long long)rowPtr->getInt(0), (long long)rowPtr->getInt(r.csrRows));
       return;
     }
     for (int64_t i = 0; i < r.csrRows; ++i)
       if (rowPtr->getInt(i + 1) < rowPtr->getInt(i)) {
-        err = createStringError(
-            "%s: row_ptr decreases at row %lld (%lld > %lld)", where.c_str(),
-            (long long)i, (long long)rowPtr->getInt(i),
-            (long long)rowPtr->getInt(i + 1));
+        err = createStringError("%s: decreases at row %lld (%lld > %lld)",
+                                role(r.rowPtr, "row_ptr").c_str(), (long long)i,
+                                (long long)rowPtr->getInt(i),
+                                (long long)rowPtr->getInt(i + 1));
         return;
       }
     for (int64_t e = 0; e < nnz; ++e)
       if (colIdx->getInt(e) < 0 || colIdx->getInt(e) >= r.csrCols) {
-        err = createStringError(
-            "%s: col_idx[%lld] = %lld is outside [0, %lld)", where.c_str(),
-            (long long)e, (long long)colIdx->getInt(e), (long long)r.csrCols);
+        err = createStringError("%s: entry %lld is %lld, outside [0, %lld)",
+                                role(r.colIdx, "col_idx").c_str(), (long long)e,
+                                (long long)colIdx->getInt(e),
+                                (long long)r.csrCols);
         return;
       }
   });

@@ -47,9 +47,12 @@ std::vector<HostTensor> generateInputs(func::FuncOp func, uint64_t seed,
 /// Checks the inputs: first every shape and dtype against `func`'s argument
 /// types, then the values attn ops cannot take: kv_lengths outside [0, Lk],
 /// a CSR whose row_ptr is not monotone from 0 to nnz, or whose col_idx
-/// leaves [0, Lk).
+/// leaves [0, Lk); NaN / inf values; index inputs a region uses outside the
+/// tensor they index. Errors name the input ("@f input 3 (ids.npy)": the
+/// file it came from, when `sources[i]` is not empty).
 llvm::Error validateInputs(func::FuncOp func,
-                           llvm::ArrayRef<const HostTensor *> inputs);
+                           llvm::ArrayRef<const HostTensor *> inputs,
+                           llvm::ArrayRef<std::string> sources = {});
 
 } // namespace mlir::attn
 

@@ -328,6 +328,9 @@ static llvm::Expected<HostTensor> loadData(llvm::StringRef path, DType want,
   return out;
 }
 
+/// The file each input of the run came from ("" when generated).
+static std::vector<std::string> inputSources;
+
 /// The inputs of the run: --input files or the model's defaults. With a
 /// chunkable model, every input holds the same number of items (>= 1).
 static llvm::Error collectInputs(const Model &model,
@@ -372,6 +375,8 @@ static llvm::Error collectInputs(const Model &model,
                             : "");
     if (llvm::Error err = checkFinite(*t, path + ": input '" + name + "'"))
       return err;
+    inputSources.resize(specs.size());
+    inputSources[i] = path.str();
     inputs[i] = std::move(*t);
     given[i] = true;
   }
@@ -442,8 +447,14 @@ static llvm::Expected<HostTensor> loadWeights(const Model &model) {
 static llvm::Error validateAndPrepare(const Model &model,
                                       std::vector<HostTensor> &inputs) {
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (llvm::Error err = model.validateInput(i, inputs[i]))
+    if (llvm::Error err = model.validateInput(i, inputs[i])) {
+      // Name the file the bad input came from (generated ones have none).
+      if (i < inputSources.size() && !inputSources[i].empty())
+        return llvm::createStringError(
+            "%s: %s", inputSources[i].c_str(),
+            llvm::toString(std::move(err)).c_str());
       return err;
+    }
   model.prepareInputs(inputs);
   return llvm::Error::success();
 }

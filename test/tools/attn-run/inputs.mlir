@@ -31,16 +31,16 @@
 // FILES: reference0.npy
 // FILES: result0.npy
 // ROUNDTRIP: CHECK PASSED
-// SHAPE: attn-run: error: @graph input 0: expected tensor<1x1x6x4xf32>, got 7xi32
+// SHAPE: attn-run: error: @graph input 0 ({{.*}}arg3.npy): expected tensor<1x1x6x4xf32>, got 7xi32
 // MISSING: attn-run: error: {{.*}}missing.npy: cannot open
 // MAGIC: attn-run: error: {{.*}}bad.npy: not a .npy file (bad magic)
 // TRUNCATED: attn-run: error: {{.*}}short.npy: expected 96 data bytes for shape 1x1x6x4xf32, found
 // INDEX: attn-run: error: --input 9: the function has 5 arguments
 // SPEC: attn-run: error: --input expects INDEX=FILE.npy, got 'arg0.npy'
-// COLS: attn-run: error: attn.sdpa: col_idx[4] = 99 is outside [0, 6)
-// ROWS: attn-run: error: attn.sdpa: row_ptr decreases at row 1 (4 > 2)
-// DTYPE: attn-run: error: @graph input 0: expected tensor<1x1x6x4xf32>, got 1x1x6x4xf64
-// SHORTROWS: attn-run: error: @graph input 3: expected tensor<7xi32>, got 3xi32
+// COLS: attn-run: error: attn.sdpa: col_idx (@graph input 4 ({{.*}}cols.npy)): entry 4 is 99, outside [0, 6)
+// ROWS: attn-run: error: attn.sdpa: row_ptr (@graph input 3 ({{.*}}rows.npy)): decreases at row 1 (4 > 2)
+// DTYPE: attn-run: error: @graph input 0 ({{.*}}f64.npy): expected tensor<1x1x6x4xf32>, got 1x1x6x4xf64
+// SHORTROWS: attn-run: error: @graph input 3 ({{.*}}short-rows.npy): expected tensor<7xi32>, got 3xi32
 
 func.func @graph(%q: tensor<1x1x6x4xf32>, %k: tensor<1x1x6x4xf32>, %v: tensor<1x1x6x4xf32>, %rp: tensor<7xi32>, %ci: tensor<10xi32>) -> tensor<1x1x6x4xf32> {
   %o = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}

@@ -7,8 +7,8 @@
 // RUN: not attn-run %s --input 3=%t/long.npy 2>&1 | FileCheck %s --check-prefix=LONG
 // RUN: not attn-run %s --input 3=%t/neg.npy 2>&1 | FileCheck %s --check-prefix=NEG
 // RUN: attn-run %s --input 3=%t/ok.npy --check | FileCheck %s --check-prefix=OK
-// LONG: attn-run: error: attn.sdpa: kv_lengths[1] = 99 is outside [0, Lk = 6]
-// NEG: attn-run: error: attn.sdpa: kv_lengths[0] = -1 is outside [0, Lk = 6]
+// LONG: attn-run: error: attn.sdpa: kv_lengths (@padded input 3 ({{.*}}long.npy)): entry 1 is 99, outside [0, Lk = 6]
+// NEG: attn-run: error: attn.sdpa: kv_lengths (@padded input 3 ({{.*}}neg.npy)): entry 0 is -1, outside [0, Lk = 6]
 // OK: CHECK PASSED
 
 func.func @padded(%q: tensor<2x1x5x4xf32>, %k: tensor<2x1x6x4xf32>, %v: tensor<2x1x6x4xf32>, %len: tensor<2xi32>) -> tensor<2x1x5x4xf32> {

@@ -8,19 +8,19 @@
 // RUN: rm -rf %t && split-file %s %t
 // RUN: %torch_python %t/make.py %t
 // RUN: not attn-run %t/sdpa.mlir --entry f --input 0=%t/qnan.npy 2>&1 | FileCheck %s --check-prefix=NAN
-// NAN: attn-run: error: @f input 0: element 5 is nan; inputs must be finite (-inf only in an additive mask: bias, rel_bias, a region's table)
+// NAN: attn-run: error: @f input 0 ({{.*}}qnan.npy): element 5 is nan; inputs must be finite (-inf only in an additive mask: bias, rel_bias, a region's table)
 // RUN: not attn-run %t/sdpa.mlir --entry f --input 1=%t/qinf.npy 2>&1 | FileCheck %s --check-prefix=INF
-// INF: attn-run: error: @f input 1: element 5 is inf; inputs must be finite
+// INF: attn-run: error: @f input 1 ({{.*}}qinf.npy): element 5 is inf; inputs must be finite
 // RUN: not attn-run %t/sdpa.mlir --entry f --input 2=%t/qneginf.npy 2>&1 | FileCheck %s --check-prefix=NEGINF
-// NEGINF: attn-run: error: @f input 2: element 5 is -inf; inputs must be finite
+// NEGINF: attn-run: error: @f input 2 ({{.*}}qneginf.npy): element 5 is -inf; inputs must be finite
 // -inf in a bias is a mask: a fully masked row is 0 on both paths.
 // RUN: attn-run %t/sdpa.mlir --entry bias --input 3=%t/bias.npy --check | FileCheck %s --check-prefix=BIAS
 // BIAS: CHECK PASSED
 // RUN: not attn-run %t/sdpa.mlir --entry bias --input 3=%t/biasnan.npy 2>&1 | FileCheck %s --check-prefix=BIASNAN
-// BIASNAN: attn-run: error: @bias input 3: element 0 is nan
+// BIASNAN: attn-run: error: @bias input 3 ({{.*}}biasnan.npy): element 0 is nan
 // An index input used out of range by a region: refused up front.
 // RUN: not attn-run %t/sdpa.mlir --entry gather --input 3=%t/ids_bad.npy 2>&1 | FileCheck %s --check-prefix=GATHER
-// GATHER: attn-run: error: @gather input 3: element 2 is 100000000000, but a region indexes dim 0 of input 4 (size 4) with it: expected [0, 4)
+// GATHER: attn-run: error: @gather input 3 ({{.*}}ids_bad.npy): element 2 is 100000000000, but a region indexes dim 0 of input 4 (size 4) with it: expected [0, 4)
 // RUN: attn-run %t/sdpa.mlir --entry gather --input 3=%t/ids_ok.npy --check | FileCheck %s --check-prefix=GATHEROK
 // GATHEROK: CHECK PASSED
 // Generated index inputs stay inside the (small) table they index.
