@@ -187,13 +187,7 @@ std::map<std::string, std::unique_ptr<Prepared>> &cache() {
 }
 
 MLIRContext &context() {
-  static MLIRContext *ctx = [] {
-    DialectRegistry registry;
-    registerRuntimeDialects(registry);
-    auto *c = new MLIRContext(registry);
-    c->loadAllAvailableDialects();
-    return c;
-  }();
+  static MLIRContext *ctx = createRuntimeContext().release();
   return *ctx;
 }
 

@@ -39,10 +39,7 @@ namespace {
 
 MLIRContext &context() {
   static MLIRContext *ctx = [] {
-    DialectRegistry registry;
-    registerRuntimeDialects(registry);
-    auto *c = new MLIRContext(registry);
-    c->loadAllAvailableDialects();
+    MLIRContext *c = createRuntimeContext().release();
     c->disableMultithreading();
     return c;
   }();

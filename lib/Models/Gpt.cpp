@@ -138,9 +138,7 @@ std::unique_ptr<Model> mlir::attn::parseGpt(SpecReader &spec,
   m->heads = spec.integer("n_head");
   m->seqLen = spec.integer("seq_len");
   m->batchSize = readBatch(spec, o);
-  m->eps = spec.number("layer_norm_epsilon", 1e-5);
-  spec.check(m->eps > 0, "layer_norm_epsilon",
-             "expected a number > 0, got " + std::to_string(m->eps));
+  m->eps = spec.positiveNumber("layer_norm_epsilon", 1e-5);
   if (spec.failed())
     return m;
   checkHeadsDivide(spec, "n_embd", m->dModel, "n_head", m->heads);

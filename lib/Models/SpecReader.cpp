@@ -88,15 +88,15 @@ void indexLines(StringRef text, llvm::StringMap<unsigned> &lines) {
     }
     // A number or literal: skip to its end.
     startValue();
-    while (i + 1 < text.size() && !llvm::is_contained(",]}\n \t\r", text[i + 1]))
+    while (i + 1 < text.size() &&
+           !llvm::is_contained(",]}\n \t\r", text[i + 1]))
       ++i;
   }
 }
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<SpecSource>>
-SpecSource::load(StringRef path) {
+llvm::Expected<std::unique_ptr<SpecSource>> SpecSource::load(StringRef path) {
   // The size first (from the file system), then the bytes.
   uint64_t size = 0;
   if (!llvm::sys::fs::file_size(path, size) && size > kMaxBytes)
@@ -194,11 +194,18 @@ double SpecReader::number(StringRef key, std::optional<double> def) {
     return def.value_or(0);
   std::optional<double> d = v->getAsNumber();
   if (!d || !std::isfinite(*d)) {
-    fail(key, d ? "expected a finite number, got " + llvm::Twine(std::to_string(*d))
-                : llvm::Twine("expected a number"));
+    fail(key,
+         d ? "expected a finite number, got " + llvm::Twine(std::to_string(*d))
+           : llvm::Twine("expected a number"));
     return def.value_or(0);
   }
   return *d;
+}
+
+double SpecReader::positiveNumber(StringRef key, std::optional<double> def) {
+  double d = number(key, def);
+  check(d > 0, key, "expected a number > 0, got " + std::to_string(d));
+  return d;
 }
 
 bool SpecReader::boolean(StringRef key, std::optional<bool> def) {
@@ -232,8 +239,8 @@ std::string SpecReader::choice(StringRef key, llvm::ArrayRef<StringRef> allowed,
     d = def->str();
   std::string s = string(key, d);
   if (!failed() && !llvm::is_contained(allowed, s))
-    fail(key, "expected one of " + llvm::join(allowed, ", ") + ", got '" + s +
-                  "'");
+    fail(key,
+         "expected one of " + llvm::join(allowed, ", ") + ", got '" + s + "'");
   return s;
 }
 
@@ -294,8 +301,8 @@ llvm::Error SpecReader::finish() {
       for (const auto &k : used)
         known.push_back(k.getKey().str());
       llvm::sort(known);
-      fail(first, "unknown key (expected one of: " + llvm::join(known, ", ") +
-                      ")");
+      fail(first,
+           "unknown key (expected one of: " + llvm::join(known, ", ") + ")");
     }
   }
   if (failed())

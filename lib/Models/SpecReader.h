@@ -58,6 +58,8 @@ public:
   /// before any size is checked).
   static constexpr int64_t kMaxLayers = 1024;
   double number(llvm::StringRef key, std::optional<double> def = {});
+  /// A finite number > 0 (epsilons, scales).
+  double positiveNumber(llvm::StringRef key, std::optional<double> def = {});
   bool boolean(llvm::StringRef key, std::optional<bool> def = {});
   /// A string from `allowed`.
   std::string choice(llvm::StringRef key,

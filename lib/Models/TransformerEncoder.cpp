@@ -144,9 +144,7 @@ mlir::attn::parseTransformerEncoder(SpecReader &spec, const ModelOverrides &o) {
                               llvm::StringRef("relu"));
   m->padding = spec.boolean("padding_mask", false);
   m->finalNorm = spec.boolean("final_norm", false);
-  m->eps = spec.number("layer_norm_eps", 1e-5);
-  spec.check(m->eps > 0, "layer_norm_eps",
-             "expected a number > 0, got " + std::to_string(m->eps));
+  m->eps = spec.positiveNumber("layer_norm_eps", 1e-5);
   if (spec.failed())
     return m;
   checkHeadsDivide(spec, "d_model", m->dModel, "heads", m->heads);

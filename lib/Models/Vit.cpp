@@ -190,9 +190,7 @@ std::unique_ptr<Model> mlir::attn::parseVit(SpecReader &spec,
   m->heads = spec.integer("heads");
   m->mlp = spec.integer("mlp_dim");
   m->classes = spec.integer("classes");
-  m->eps = spec.number("layer_norm_eps", 1e-6);
-  spec.check(m->eps > 0, "layer_norm_eps",
-             "expected a number > 0, got " + std::to_string(m->eps));
+  m->eps = spec.positiveNumber("layer_norm_eps", 1e-6);
   m->batchSize = readBatch(spec, o);
   m->attention = spec.choice("attention", {"dense", "local", "relative"},
                              llvm::StringRef("dense"));

@@ -92,16 +92,33 @@ llvm::Expected<uint64_t> mlir::attn::parseByteSize(StringRef text) {
   return static_cast<uint64_t>(bytes);
 }
 
+/// ATTN_MEMORY_BUDGET parsed (nullopt when unset), or why it is malformed.
+static llvm::Expected<std::optional<uint64_t>> environmentBudget() {
+  const char *env = std::getenv("ATTN_MEMORY_BUDGET");
+  if (!env)
+    return std::nullopt;
+  llvm::Expected<uint64_t> parsed = parseByteSize(env);
+  if (!parsed)
+    return llvm::createStringError(std::errc::invalid_argument,
+                                   "ATTN_MEMORY_BUDGET: %s",
+                                   llvm::toString(parsed.takeError()).c_str());
+  return *parsed;
+}
+
 uint64_t mlir::attn::memoryBudget() {
   if (uint64_t set = budgetOverride.load())
     return set;
-  if (const char *env = std::getenv("ATTN_MEMORY_BUDGET")) {
-    llvm::Expected<uint64_t> parsed = parseByteSize(env);
-    if (parsed)
-      return *parsed;
-    llvm::consumeError(parsed.takeError());
-  }
-  return defaultMemoryBudget();
+  // The environment and the machine are read once per process: every
+  // claimed size (each value of a function, each tensor of a file) asks.
+  static const uint64_t resolved = [] {
+    llvm::Expected<std::optional<uint64_t>> env = environmentBudget();
+    if (env && *env)
+      return **env;
+    if (!env)
+      llvm::consumeError(env.takeError()); // reported by configureMemoryBudget
+    return defaultMemoryBudget();
+  }();
+  return resolved;
 }
 
 void mlir::attn::setMemoryBudget(uint64_t bytes) { budgetOverride = bytes; }
@@ -116,14 +133,7 @@ llvm::Error mlir::attn::configureMemoryBudget(StringRef option) {
     setMemoryBudget(*parsed);
     return llvm::Error::success();
   }
-  if (const char *env = std::getenv("ATTN_MEMORY_BUDGET")) {
-    llvm::Expected<uint64_t> parsed = parseByteSize(env);
-    if (!parsed)
-      return llvm::createStringError(
-          std::errc::invalid_argument, "ATTN_MEMORY_BUDGET: %s",
-          llvm::toString(parsed.takeError()).c_str());
-  }
-  return llvm::Error::success();
+  return environmentBudget().takeError();
 }
 
 std::string mlir::attn::formatBytes(uint64_t bytes) {

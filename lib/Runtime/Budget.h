@@ -29,9 +29,9 @@ namespace mlir::attn {
 /// cgroup's memory.max, whichever is least (at least 64 MiB).
 uint64_t defaultMemoryBudget();
 
-/// The budget in force (see the file comment). A malformed
-/// ATTN_MEMORY_BUDGET is ignored here; tools report it through
-/// configureMemoryBudget.
+/// The budget in force (see the file comment); the environment and the
+/// default are read once per process. A malformed ATTN_MEMORY_BUDGET is
+/// ignored here; tools report it through configureMemoryBudget.
 uint64_t memoryBudget();
 
 /// Sets the budget for this process (0 restores the environment's or the

@@ -464,16 +464,12 @@ mlir::attn::validateInputs(func::FuncOp func,
   // only in additive masks (bias, rel_bias) and tables a region reads.
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     bool maskLike = onlyMaskUses(arg);
-    if (std::optional<int64_t> bad = firstNonFinite(*inputs[i], maskLike)) {
-      double v = inputs[i]->getDouble(*bad);
+    if (std::optional<int64_t> bad = firstNonFinite(*inputs[i], maskLike))
       return createStringError(
           "%s: element %lld is %s; inputs must be finite (-inf only in an "
           "additive mask: bias, rel_bias, a region's table)",
           name(i).c_str(), (long long)*bad,
-          std::isnan(v) ? "nan"
-          : v > 0       ? "inf"
-                        : "-inf");
-    }
+          nonFiniteName(inputs[i]->getDouble(*bad)).str().c_str());
   }
   // A region reading one input at an index read from another input
   // (`table[ids[kv_idx]]`): every value of the index input must lie in the

@@ -144,17 +144,17 @@ llvm::Error mlir::attn::checkStaticSizes(Operation *func) {
         return WalkResult::interrupt();
       }
     }
+    auto function = dyn_cast<FunctionOpInterface>(op);
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments()) {
-          auto function = dyn_cast<FunctionOpInterface>(op);
-          llvm::Expected<uint64_t> bytes = check(
-              arg, arg.getLoc(),
-              (function && block.isEntryBlock()
-                   ? "argument #" + llvm::Twine(arg.getArgNumber()) + " of @" +
-                         function.getName()
-                   : "block argument #" + llvm::Twine(arg.getArgNumber()))
-                  .str());
+          llvm::Expected<uint64_t> bytes =
+              check(arg, arg.getLoc(),
+                    (function && block.isEntryBlock()
+                         ? "argument #" + llvm::Twine(arg.getArgNumber()) +
+                               " of @" + function.getName()
+                         : "block argument #" + llvm::Twine(arg.getArgNumber()))
+                        .str());
           if (!bytes) {
             first = bytes.takeError();
             return WalkResult::interrupt();
@@ -185,6 +185,32 @@ llvm::Error mlir::attn::checkStaticSizes(Operation *func) {
                                 "'s arguments and results together");
 }
 
+llvm::Error mlir::attn::checkCallable(Operation *op) {
+  auto func = cast<FunctionOpInterface>(op);
+  bool callable = llvm::all_of(
+      llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()),
+      [](Type t) {
+        auto tensor = dyn_cast<RankedTensorType>(t);
+        return tensor && tensor.hasStaticShape() &&
+               dtypeOf(tensor.getElementType());
+      });
+  if (!callable)
+    return createStringError(
+        "function @%s: the runtime calls functions whose arguments and "
+        "results are statically shaped tensors of f32, f64, f16, bf16, i32 "
+        "or i64",
+        func.getName().str().c_str());
+  return checkStaticSizes(op);
+}
+
+std::unique_ptr<MLIRContext> mlir::attn::createRuntimeContext() {
+  DialectRegistry registry;
+  registerRuntimeDialects(registry);
+  auto ctx = std::make_unique<MLIRContext>(registry);
+  ctx->loadAllAvailableDialects();
+  return ctx;
+}
+
 llvm::Expected<std::unique_ptr<JitModule>>
 JitModule::compile(ModuleOp module, const JitOptions &options) {
   initializeRuntime();
@@ -194,24 +220,10 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isPrivate() || func.isExternal())
       continue;
-    bool callable =
-        llvm::all_of(llvm::concat<const Type>(func.getArgumentTypes(),
-                                              func.getResultTypes()),
-                     [](Type t) {
-                       auto tensor = dyn_cast<RankedTensorType>(t);
-                       return tensor && tensor.hasStaticShape() &&
-                              dtypeOf(tensor.getElementType());
-                     });
-    if (!callable) {
-      jit->unsupported[func.getName()] =
-          "function @" + func.getName().str() +
-          ": the runtime calls functions whose arguments and results are "
-          "statically shaped tensors of f32, f64, f16, bf16, i32 or i64";
-      continue;
-    }
-    // Over the memory budget: compiled, but refused by invoke() with the
-    // reason (the other functions of the module stay callable).
-    if (llvm::Error err = checkStaticSizes(func)) {
+    // Not callable (a signature the runtime cannot pass, or over the memory
+    // budget): compiled, but refused by invoke() with the reason; the other
+    // functions of the module stay callable.
+    if (llvm::Error err = checkCallable(func)) {
       jit->unsupported[func.getName()] = llvm::toString(std::move(err));
       continue;
     }
@@ -306,8 +318,8 @@ JitModule::allocateResults(llvm::StringRef name) const {
   return results;
 }
 
-llvm::Error mlir::attn::checkTensorType(const HostTensor &tensor,
-                                        Type declared, llvm::StringRef what) {
+llvm::Error mlir::attn::checkTensorType(const HostTensor &tensor, Type declared,
+                                        llvm::StringRef what) {
   auto type = dyn_cast<RankedTensorType>(declared);
   std::optional<DType> dtype =
       type ? dtypeOf(type.getElementType()) : std::nullopt;
@@ -335,12 +347,12 @@ llvm::Error JitModule::invoke(llvm::StringRef name,
   for (auto [i, t] : llvm::enumerate(inputs))
     if (llvm::Error err =
             checkTensorType(*t, type->getInput(i),
-                        "@" + name.str() + " input " + std::to_string(i)))
+                            "@" + name.str() + " input " + std::to_string(i)))
       return err;
   for (auto [i, t] : llvm::enumerate(outputs))
     if (llvm::Error err =
             checkTensorType(*t, type->getResult(i),
-                        "@" + name.str() + " result " + std::to_string(i)))
+                            "@" + name.str() + " result " + std::to_string(i)))
       return err;
 
   // One ranked memref descriptor per tensor:

@@ -53,6 +53,14 @@ llvm::Error checkTensorType(const HostTensor &tensor, Type declared,
 /// the value's location and type.
 llvm::Error checkStaticSizes(Operation *func);
 
+/// Whether the runtime can call `func` (a function op): arguments and
+/// results statically shaped tensors of a host dtype, and checkStaticSizes.
+/// The error says which rule it breaks.
+llvm::Error checkCallable(Operation *func);
+
+/// A context with every dialect the runtime's pipelines need, loaded.
+std::unique_ptr<MLIRContext> createRuntimeContext();
+
 struct JitOptions {
   /// Pass pipeline (textual, on builtin.module) that lowers attn IR to LLVM.
   std::string pipeline = "attn-cpu-pipeline";

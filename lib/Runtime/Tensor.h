@@ -86,6 +86,9 @@ private:
 std::optional<int64_t> firstNonFinite(const HostTensor &tensor,
                                       bool allowNegInf = false);
 
+/// "nan", "inf" or "-inf" for a value that is not finite.
+llvm::StringRef nonFiniteName(double v);
+
 /// An error unless every element is finite: "WHAT: element N is nan (an
 /// input must be finite)".
 llvm::Error checkFinite(const HostTensor &tensor, const llvm::Twine &what);

@@ -107,32 +107,29 @@ Value mlir::attn::inlineModRegion(OpBuilder &b, Region &region,
   IRMapping map;
   map.map(block.getArguments(), args);
   for (Operation &inner : block.without_terminator()) {
-    // A region's index into a captured tensor may come from data (another
-    // input's values): it is clamped into the tensor, so that a bad value
-    // reads the nearest element instead of outside the buffer. The
-    // reference reports such a read as an error.
-    // Indices that are the region's own arguments (b, h, q_idx, kv_idx)
-    // are in bounds already: the emitter clamps them to the op's sizes and
-    // the verifier requires the tensor to be that large.
     auto x = dyn_cast<tensor::ExtractOp>(inner);
-    if (x && llvm::any_of(x.getIndices(), [&](Value idx) {
-          auto arg = dyn_cast<BlockArgument>(idx);
-          return !arg || arg.getOwner() != &block;
-        })) {
-      Value source = map.lookupOrDefault(x.getTensor());
-      SmallVector<Value> clamped;
-      for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
-        auto arg = dyn_cast<BlockArgument>(idx);
-        Value mapped = map.lookupOrDefault(idx);
-        clamped.push_back(arg && arg.getOwner() == &block
-                              ? mapped
-                              : clampIndex(b, x.getLoc(), mapped, source, d));
-      }
-      map.map(x.getResult(),
-              tensor::ExtractOp::create(b, x.getLoc(), source, clamped));
+    if (!x) {
+      b.clone(inner, map);
       continue;
     }
-    b.clone(inner, map);
+    // A region's index into a captured tensor may come from data (another
+    // input's values): it is clamped into the tensor, so that a bad value
+    // reads the nearest element instead of outside the buffer (the
+    // reference reports such a read as an error). The region's own
+    // arguments (b, h, q_idx, kv_idx) are in bounds already: the emitter
+    // clamps them to the op's sizes and the verifier requires the tensor to
+    // be that large.
+    Value source = map.lookupOrDefault(x.getTensor());
+    SmallVector<Value> indices;
+    for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
+      auto arg = dyn_cast<BlockArgument>(idx);
+      Value mapped = map.lookupOrDefault(idx);
+      indices.push_back(arg && arg.getOwner() == &block
+                            ? mapped
+                            : clampIndex(b, x.getLoc(), mapped, source, d));
+    }
+    map.map(x.getResult(),
+            tensor::ExtractOp::create(b, x.getLoc(), source, indices));
   }
   return map.lookupOrDefault(cast<YieldOp>(block.getTerminator()).getValue());
 }

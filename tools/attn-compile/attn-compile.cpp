@@ -328,16 +328,15 @@ static llvm::Expected<HostTensor> loadData(llvm::StringRef path, DType want,
   return out;
 }
 
-/// The file each input of the run came from ("" when generated).
-static std::vector<std::string> inputSources;
-
-/// The inputs of the run: --input files or the model's defaults. With a
-/// chunkable model, every input holds the same number of items (>= 1).
+/// The inputs of the run: --input files or the model's defaults; `sources`
+/// gets the file each came from ("" when generated). With a chunkable
+/// model, every input holds the same number of items (>= 1).
 static llvm::Error collectInputs(const Model &model,
                                  std::vector<HostTensor> &inputs,
+                                 std::vector<std::string> &sources,
                                  int64_t &items) {
   llvm::ArrayRef<TensorSpec> specs = model.inputs();
-  std::vector<bool> given(specs.size(), false);
+  sources.assign(specs.size(), "");
   inputs.resize(specs.size());
   for (const std::string &arg : inputFiles) {
     auto [nameRef, path] = llvm::StringRef(arg).split('=');
@@ -354,7 +353,7 @@ static llvm::Error collectInputs(const Model &model,
           model.kind().str().c_str(), names.c_str(), arg.c_str());
     }
     size_t i = it - specs.begin();
-    if (given[i])
+    if (!sources[i].empty())
       return llvm::createStringError("--input %s: given twice (once per input)",
                                      name.str().c_str());
     llvm::Expected<HostTensor> t =
@@ -375,14 +374,12 @@ static llvm::Error collectInputs(const Model &model,
                             : "");
     if (llvm::Error err = checkFinite(*t, path + ": input '" + name + "'"))
       return err;
-    inputSources.resize(specs.size());
-    inputSources[i] = path.str();
+    sources[i] = path.str();
     inputs[i] = std::move(*t);
-    given[i] = true;
   }
   items = -1;
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (!given[i]) {
+    if (sources[i].empty()) {
       llvm::Expected<HostTensor> t = model.defaultInput(i, seed);
       if (!t)
         return t.takeError();
@@ -393,9 +390,9 @@ static llvm::Error collectInputs(const Model &model,
       return llvm::createStringError(
           "input '%s'%s holds %lld items, input '%s'%s %lld: they must agree",
           specs[i].name.c_str(),
-          given[i] ? "" : " (generated: give it with --input)", (long long)n,
-          specs[0].name.c_str(),
-          given[0] ? "" : " (generated: give it with --input)",
+          sources[i].empty() ? " (generated: give it with --input)" : "",
+          (long long)n, specs[0].name.c_str(),
+          sources[0].empty() ? " (generated: give it with --input)" : "",
           (long long)items);
     items = n;
   }
@@ -445,14 +442,14 @@ static llvm::Expected<HostTensor> loadWeights(const Model &model) {
 /// partial chunk are valid for every model), not per call; then the model's
 /// own preparation of them.
 static llvm::Error validateAndPrepare(const Model &model,
-                                      std::vector<HostTensor> &inputs) {
+                                      std::vector<HostTensor> &inputs,
+                                      llvm::ArrayRef<std::string> sources) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (llvm::Error err = model.validateInput(i, inputs[i])) {
       // Name the file the bad input came from (generated ones have none).
-      if (i < inputSources.size() && !inputSources[i].empty())
-        return llvm::createStringError(
-            "%s: %s", inputSources[i].c_str(),
-            llvm::toString(std::move(err)).c_str());
+      if (!sources[i].empty())
+        return llvm::createStringError("%s: %s", sources[i].c_str(),
+                                       llvm::toString(std::move(err)).c_str());
       return err;
     }
   model.prepareInputs(inputs);
@@ -491,8 +488,9 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   }
 
   std::vector<HostTensor> inputs;
+  std::vector<std::string> sources;
   int64_t items = 0;
-  if (llvm::Error err = collectInputs(model, inputs, items))
+  if (llvm::Error err = collectInputs(model, inputs, sources, items))
     return fail(std::move(err));
   std::optional<HostTensor> labels;
   if (!labelsFile.empty()) {
@@ -517,7 +515,7 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
     labels = std::move(*l);
   }
 
-  if (llvm::Error err = validateAndPrepare(model, inputs))
+  if (llvm::Error err = validateAndPrepare(model, inputs, sources))
     return fail(std::move(err));
 
   // Chunks of `batch` items; each worker owns its input/output buffers. The
@@ -834,10 +832,11 @@ static int tuneModel(const Model &model, ModuleOp module,
   if (!weights)
     return fail(weights.takeError());
   std::vector<HostTensor> inputs;
+  std::vector<std::string> sources;
   int64_t items = 0;
-  if (llvm::Error err = collectInputs(model, inputs, items))
+  if (llvm::Error err = collectInputs(model, inputs, sources, items))
     return fail(std::move(err));
-  if (llvm::Error err = validateAndPrepare(model, inputs))
+  if (llvm::Error err = validateAndPrepare(model, inputs, sources))
     return fail(std::move(err));
   std::vector<HostTensor> batchInputs;
   std::vector<HostTensor *> args;

@@ -96,7 +96,8 @@ static cl::opt<std::string> memoryBudgetOption(
     "memory-budget",
     cl::desc("Most bytes the inputs, results and any one value of the "
              "function may take (e.g. 8G, 512M; default: $ATTN_MEMORY_BUDGET "
-             "or half of the memory this process may use), checked before allocating"),
+             "or half of the memory this process may use), checked before "
+             "allocating"),
     cl::value_desc("SIZE"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
                               cl::init(1), cl::cat(category));
@@ -160,7 +161,6 @@ static FailureOr<SmallVector<std::string>> selectEntries(ModuleOp module) {
 static llvm::Error loadInputs(std::vector<HostTensor> &args,
                               std::vector<std::string> &sources) {
   sources.assign(args.size(), "");
-  std::vector<bool> given(args.size(), false);
   for (const std::string &spec : inputs) {
     auto [indexStr, path] = llvm::StringRef(spec).split('=');
     unsigned index;
@@ -170,9 +170,8 @@ static llvm::Error loadInputs(std::vector<HostTensor> &args,
     if (index >= args.size())
       return llvm::createStringError(
           "--input %u: the function has %zu arguments", index, args.size());
-    if (given[index])
+    if (!sources[index].empty())
       return llvm::createStringError("--input %u: given twice", index);
-    given[index] = true;
     sources[index] = path.str();
     llvm::Expected<HostTensor> t = readNpy(path);
     if (!t)
@@ -266,8 +265,7 @@ static std::vector<const T *> pointers(std::vector<T> &v) {
 /// function's inputs (generated, or --input); the fastest goes into the
 /// tuning cache at `cachePath`.
 static int tuneFunction(ModuleOp module, llvm::StringRef name,
-                        const CpuTarget &target,
-                        const std::string &cachePath) {
+                        const CpuTarget &target, const std::string &cachePath) {
   auto func = module.lookupSymbol<func::FuncOp>(name);
   std::vector<HostTensor> args = generateInputs(func, seed, magnitude);
   std::vector<std::string> sources;
@@ -362,9 +360,10 @@ static int runFunction(JitModule &jit, func::FuncOp original) {
   if (!dumpDir.empty())
     if (llvm::Error err = dump("reference", pointers(*expected)))
       return fail(std::move(err));
-  llvm::outs() << llvm::format("check against the C++ reference (rtol %g; two "
-                               "units in the last place of f16/bf16 results):\n",
-                               double(relTol));
+  llvm::outs() << llvm::format(
+      "check against the C++ reference (rtol %g; two "
+      "units in the last place of f16/bf16 results):\n",
+      double(relTol));
   bool allOk = true;
   for (auto [i, pair] : llvm::enumerate(llvm::zip(*results, *expected)))
     allOk &= compare(i, std::get<0>(pair), std::get<1>(pair));
@@ -385,54 +384,42 @@ int main(int argc, char **argv) {
   if (llvm::Error err = configureMemoryBudget(memoryBudgetOption))
     return fail(std::move(err));
 
-  DialectRegistry registry;
-  registerRuntimeDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<MLIRContext> context = createRuntimeContext();
 
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, context.get());
   std::string errorMessage;
   auto file = openInputFile(inputFile, &errorMessage);
   if (!file)
     return fail(errorMessage);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, context.get());
   if (!module)
     return 1; // The parser has printed the error with its location.
 
   FailureOr<SmallVector<std::string>> names = selectEntries(*module);
   if (failed(names))
     return 1;
-  // Static shapes claim memory: checked before any input is generated (for
-  // a single function here; with --all, each unsupported function fails on
-  // its own, through the JIT, while the others run).
-  for (const std::string &name : *names) {
-    if (names->size() > 1)
-      break;
-    auto func = module->lookupSymbol<func::FuncOp>(name);
-    for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
-                                           func.getResultTypes())) {
-      auto tensor = dyn_cast<RankedTensorType>(t);
-      if (!tensor || !tensor.hasStaticShape() ||
-          !dtypeOf(tensor.getElementType()))
-        return fail("function @" + name +
-                    ": the runtime calls functions whose arguments and "
-                    "results are statically shaped tensors of f32, f64, "
-                    "f16, bf16, i32 or i64");
-    }
-    if (llvm::Error err = checkStaticSizes(func))
+  // A single function's signature and static sizes are checked before
+  // anything (tuning, compiling, inputs); with --all, each function the
+  // runtime cannot call fails on its own, through the JIT, while the others
+  // run.
+  if (names->size() == 1)
+    if (llvm::Error err =
+            checkCallable(module->lookupSymbol<func::FuncOp>(names->front())))
       return fail(std::move(err));
-  }
 
   std::string cachePath = tuningCache.empty() ? TuningCache::defaultPath()
                                               : std::string(tuningCache);
-  llvm::Expected<CpuTarget> target = CpuTarget::get("", targetCpu, targetFeatures);
+  llvm::Expected<CpuTarget> target =
+      CpuTarget::get("", targetCpu, targetFeatures);
   if (!target)
     return fail(target.takeError());
   if (threads < 0)
     return fail("--num-threads must be >= 0 (0: the OpenMP runtime's "
-                "default), got " + llvm::Twine(int64_t(threads)));
+                "default), got " +
+                llvm::Twine(int64_t(threads)));
   if (repeat < 1)
     return fail("--repeat must be >= 1");
   if (!std::isfinite(magnitude) || !(magnitude > 0))
@@ -479,8 +466,8 @@ int main(int argc, char **argv) {
         tiles = " " + tuned->pipelineOptions();
         llvm::outs() << "attn-run: tuned tiles from " << cachePath << "\n";
       }
-    lowering = "attn-cpu-pipeline{threads=" + std::to_string(threads) + tiles +
-               "}";
+    lowering =
+        "attn-cpu-pipeline{threads=" + std::to_string(threads) + tiles + "}";
   }
 
   // Inputs and the reference use an untouched clone: compile() lowers in place.
