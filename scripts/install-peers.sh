@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Python benchmark peers of scripts/bench-table.py into a
 # virtualenv outside the repository: PyTorch (SDPA, FlexAttention) and PyTorch
-# Geometric (GATConv); and those of the ViT main job (bench/peers/vit_peers.py):
+# Geometric (GATConv); transformers (scripts/make-hf-fixtures.py, the
+# Hugging Face fixtures of the tests); and those of the ViT main job (bench/peers/vit_peers.py):
 # torchvision (the model), ONNX (torch.onnx.export, TorchScript exporter),
 # ONNX Runtime and OpenVINO. Idempotent; Debian 12, as root. Not part of the
 # tests.
@@ -58,7 +59,8 @@ export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 unset PIP_FIND_LINKS PIP_EXTRA_INDEX_URL
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" torch-geometric numpy \
-  "torchvision==$TORCHVISION_VERSION" onnx onnxruntime openvino
+  "torchvision==$TORCHVISION_VERSION" onnx onnxruntime openvino transformers \
+  safetensors
 
 echo "install-peers: installed in $VENV:"
 "$VENV/bin/python" -W ignore::FutureWarning - <<'EOF'
@@ -66,13 +68,14 @@ import importlib.metadata as md
 import sys
 print(f"  python {sys.version.split()[0]}")
 for name in ("torch", "torch-geometric", "numpy", "torchvision", "onnx",
-             "onnxruntime", "openvino"):
+             "onnxruntime", "openvino", "transformers", "safetensors"):
     print(f"  {name} {md.version(name)}")
 import torch
 from torch.nn.attention.flex_attention import flex_attention  # noqa: F401
 import torch_geometric  # noqa: F401
 import torchvision  # noqa: F401
 import onnx  # noqa: F401
+import transformers  # noqa: F401
 import onnxruntime
 import openvino
 print(f"  onnxruntime providers {onnxruntime.get_available_providers()}, "

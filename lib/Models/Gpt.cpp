@@ -23,17 +23,31 @@ namespace {
 
 class Gpt : public Model {
 public:
+  using Model::basePrefix;
   using Model::batchSize;
+  using Model::checkpointFile;
+  using Model::padded;
   int64_t vocab = 0, context = 0, seqLen = 0, dModel = 0, heads = 0,
-          layers = 0;
+          layers = 0, inner = 0;
   double eps = 1e-5;
+  /// "gelu_new" (tanh approximation, GPT-2's), "gelu" (erf) or "relu".
+  std::string activation = "gelu_new";
+  /// The output: "logits" (tied to wte, or lm_head.weight when untied) or
+  /// "last_hidden_state" (GPT2Model).
+  bool lmHead = true, tied = true;
+  /// Weight names' prefix ("transformer." for a GPT2LMHeadModel folder).
+  std::string p0;
 
   void declare() {
     items = "sequences";
+    padded = PaddedSequence{0, 1, 1};
     inputSpecs.push_back({"tokens", DType::i64, {batchSize, seqLen}});
-    outputSpec = {"logits", DType::f32, {batchSize, seqLen, vocab}};
+    outputSpec = lmHead
+                     ? TensorSpec{"logits", DType::f32, {batchSize, seqLen, vocab}}
+                     : TensorSpec{"last_hidden_state", DType::f32,
+                                  {batchSize, seqLen, dModel}};
     auto w = [&](std::string name, llvm::SmallVector<int64_t, 4> shape) {
-      weightSpecs.push_back({std::move(name), DType::f32, std::move(shape)});
+      weightSpecs.push_back({p0 + name, DType::f32, std::move(shape)});
     };
     w("wte.weight", {vocab, dModel});
     w("wpe.weight", {context, dModel});
@@ -47,13 +61,27 @@ public:
       w(p + "attn.c_proj.bias", {dModel});
       w(p + "ln_2.weight", {dModel});
       w(p + "ln_2.bias", {dModel});
-      w(p + "mlp.c_fc.weight", {dModel, 4 * dModel});
-      w(p + "mlp.c_fc.bias", {4 * dModel});
-      w(p + "mlp.c_proj.weight", {4 * dModel, dModel});
+      w(p + "mlp.c_fc.weight", {dModel, inner});
+      w(p + "mlp.c_fc.bias", {inner});
+      w(p + "mlp.c_proj.weight", {inner, dModel});
       w(p + "mlp.c_proj.bias", {dModel});
     }
     w("ln_f.weight", {dModel});
     w("ln_f.bias", {dModel});
+    if (lmHead && !tied)
+      weightSpecs.push_back({"lm_head.weight", DType::f32, {vocab, dModel}});
+  }
+
+  Value weight(NetBuilder &net, const std::string &name) const {
+    return net.weight(p0 + name);
+  }
+
+  Value activate(NetBuilder &net, Value x) const {
+    if (activation == "gelu")
+      return net.gelu(x);
+    if (activation == "relu")
+      return net.relu(x);
+    return net.geluTanh(x);
   }
 
   llvm::Expected<HostTensor> defaultInput(size_t index,
@@ -81,10 +109,10 @@ public:
     OpBuilder &b = net.builder();
     Location loc = net.getLoc();
     MLIRContext *ctx = b.getContext();
-    Value wte = net.weight("wte.weight");
+    Value wte = weight(net, "wte.weight");
     Value wpe = net.reshape(
         tensor::ExtractSliceOp::create(
-            b, loc, net.weight("wpe.weight"),
+            b, loc, weight(net, "wpe.weight"),
             ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
             ArrayRef<OpFoldResult>{b.getIndexAttr(seqLen),
                                    b.getIndexAttr(dModel)},
@@ -105,28 +133,54 @@ public:
     causal.kind = MaskKind::causal;
     for (int64_t n = 0; n < layers; ++n) {
       std::string p = "h." + std::to_string(n) + ".";
-      Value h = net.layerNorm(x, net.weight(p + "ln_1.weight"),
-                              net.weight(p + "ln_1.bias"), eps);
-      h = net.selfAttention(h, net.transpose(net.weight(p + "attn.c_attn.weight"), {1, 0}),
-                            net.weight(p + "attn.c_attn.bias"),
-                            net.transpose(net.weight(p + "attn.c_proj.weight"), {1, 0}),
-                            net.weight(p + "attn.c_proj.bias"), heads, causal);
+      Value h = net.layerNorm(x, weight(net, p + "ln_1.weight"),
+                              weight(net, p + "ln_1.bias"), eps);
+      h = net.selfAttention(
+          h, net.transpose(weight(net, p + "attn.c_attn.weight"), {1, 0}),
+          weight(net, p + "attn.c_attn.bias"),
+          net.transpose(weight(net, p + "attn.c_proj.weight"), {1, 0}),
+          weight(net, p + "attn.c_proj.bias"), heads, causal);
       x = net.add(x, h);
-      h = net.layerNorm(x, net.weight(p + "ln_2.weight"),
-                        net.weight(p + "ln_2.bias"), eps);
-      h = net.geluTanh(net.conv1d(h, net.weight(p + "mlp.c_fc.weight"),
-                                  net.weight(p + "mlp.c_fc.bias")));
-      x = net.add(x, net.conv1d(h, net.weight(p + "mlp.c_proj.weight"),
-                                net.weight(p + "mlp.c_proj.bias")));
+      x = mlpBlock(net, x, p);
     }
-    x = net.layerNorm(x, net.weight("ln_f.weight"), net.weight("ln_f.bias"),
+    return head(net, x, wte);
+  }
+
+  /// x + c_proj(act(c_fc(ln_2(x)))) of block `p`.
+  Value mlpBlock(NetBuilder &net, Value x, const std::string &p) const {
+    Value h = net.layerNorm(x, weight(net, p + "ln_2.weight"),
+                            weight(net, p + "ln_2.bias"), eps);
+    h = activate(net, net.conv1d(h, weight(net, p + "mlp.c_fc.weight"),
+                                 weight(net, p + "mlp.c_fc.bias")));
+    return net.add(x, net.conv1d(h, weight(net, p + "mlp.c_proj.weight"),
+                                 weight(net, p + "mlp.c_proj.bias")));
+  }
+
+  /// ln_f, then the logits (tied to the token embedding, as
+  /// GPT2LMHeadModel's lm_head, or lm_head.weight) or the hidden state.
+  Value head(NetBuilder &net, Value x, Value wte) const {
+    x = net.layerNorm(x, weight(net, "ln_f.weight"), weight(net, "ln_f.bias"),
                       eps);
-    // Logits tied to the token embedding (GPT2LMHeadModel's lm_head).
-    return net.linear(x, wte, /*bias=*/Value());
+    if (!lmHead)
+      return x;
+    return net.linear(x, tied ? wte : net.weight("lm_head.weight"),
+                      /*bias=*/Value());
   }
 };
 
 } // namespace
+
+/// The checks both parsers share, then the weight list.
+static void finishGpt(SpecReader &spec, Gpt &m, llvm::StringRef embdKey,
+                      llvm::StringRef headKey, llvm::StringRef lengthKey) {
+  if (spec.failed())
+    return;
+  checkHeadsDivide(spec, embdKey, m.dModel, headKey, m.heads);
+  spec.check(m.seqLen <= m.context, lengthKey,
+             "sequence length " + llvm::Twine(m.seqLen) +
+                 " exceeds n_positions " + llvm::Twine(m.context));
+  m.declare();
+}
 
 std::unique_ptr<Model> mlir::attn::parseGpt(SpecReader &spec,
                                             const ModelOverrides &o) {
@@ -137,14 +191,52 @@ std::unique_ptr<Model> mlir::attn::parseGpt(SpecReader &spec,
   m->layers = spec.integer("n_layer", std::nullopt, 1, SpecReader::kMaxLayers);
   m->heads = spec.integer("n_head");
   m->seqLen = spec.integer("seq_len");
+  if (o.seqLen)
+    m->seqLen = o.seqLen;
   m->batchSize = readBatch(spec, o);
   m->eps = spec.positiveNumber("layer_norm_epsilon", 1e-5);
-  if (spec.failed())
-    return m;
-  checkHeadsDivide(spec, "n_embd", m->dModel, "n_head", m->heads);
-  spec.check(m->seqLen <= m->context, "seq_len",
-             "seq_len " + llvm::Twine(m->seqLen) + " exceeds n_positions " +
-                 llvm::Twine(m->context));
-  m->declare();
+  m->inner = 4 * m->dModel;
+  finishGpt(spec, *m, "n_embd", "n_head", o.seqLen ? "n_positions" : "seq_len");
+  return m;
+}
+
+std::unique_ptr<Model> mlir::attn::parseHfGpt2(SpecReader &spec,
+                                               const ModelOverrides &o,
+                                               llvm::StringRef folder) {
+  auto m = std::make_unique<Gpt>();
+  // GPT2Config's fields (transformers' defaults where it has them).
+  std::string arch = readArchitecture(spec, {"GPT2LMHeadModel", "GPT2Model"},
+                                      "GPT2LMHeadModel");
+  m->lmHead = arch == "GPT2LMHeadModel";
+  m->basePrefix = "transformer.";
+  m->p0 = m->lmHead ? "transformer." : "";
+  m->vocab = spec.integer("vocab_size", 50257);
+  m->context = spec.integer("n_positions", 1024);
+  m->dModel = spec.integer("n_embd", 768);
+  m->layers = spec.integer("n_layer", 12, 1, SpecReader::kMaxLayers);
+  m->heads = spec.integer("n_head", 12);
+  m->inner = spec.isUnset("n_inner") ? 4 * m->dModel : spec.integer("n_inner");
+  m->eps = spec.positiveNumber("layer_norm_epsilon", 1e-5);
+  std::string act = spec.choice(
+      "activation_function", {"gelu_new", "gelu_pytorch_tanh", "gelu", "relu"},
+      llvm::StringRef("gelu_new"));
+  m->activation = act == "gelu_pytorch_tanh" ? "gelu_new" : act;
+  m->tied = spec.boolean("tie_word_embeddings", true);
+  // Settings that change what the model computes and that it does not
+  // implement: one error each rather than different numbers.
+  spec.check(spec.boolean("scale_attn_weights", true), "scale_attn_weights",
+             "false (unscaled attention scores) is not supported");
+  spec.check(!spec.boolean("scale_attn_by_inverse_layer_idx", false),
+             "scale_attn_by_inverse_layer_idx", "true is not supported");
+  spec.check(!spec.boolean("add_cross_attention", false),
+             "add_cross_attention", "true (an encoder-decoder GPT-2) is not "
+                                    "supported");
+  // In f32, upcasting and reordering changes nothing.
+  (void)spec.boolean("reorder_and_upcast_attn", false);
+  spec.ignoreUnread();
+  m->seqLen = o.seqLen ? o.seqLen : m->context;
+  m->batchSize = o.batch ? o.batch : 1;
+  m->checkpointFile = findFolderCheckpoint(folder);
+  finishGpt(spec, *m, "n_embd", "n_head", "n_positions");
   return m;
 }

@@ -13,6 +13,9 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -53,35 +56,113 @@ std::optional<size_t> Model::findWeight(llvm::StringRef name) const {
   return it->second;
 }
 
+/// A Hugging Face folder's config.json, by its `model_type`.
+static std::unique_ptr<Model> parseHfConfig(SpecReader &spec,
+                                            const ModelOverrides &overrides,
+                                            llvm::StringRef folder,
+                                            std::string &kind) {
+  std::string type = spec.choice("model_type", {"gpt2", "vit"});
+  if (spec.failed())
+    return nullptr;
+  kind = type == "gpt2" ? "gpt" : "vit";
+  return type == "gpt2" ? parseHfGpt2(spec, overrides, folder)
+                        : parseHfVit(spec, overrides, folder);
+}
+
 llvm::Expected<std::unique_ptr<Model>>
 Model::load(llvm::StringRef path, const ModelOverrides &overrides) {
-  llvm::Expected<std::unique_ptr<SpecSource>> source = SpecSource::load(path);
+  // A Hugging Face folder: its config.json (save_pretrained's layout).
+  std::string file = path.str(), folder;
+  if (llvm::sys::fs::is_directory(path)) {
+    folder = file;
+    llvm::SmallString<256> config(path);
+    llvm::sys::path::append(config, "config.json");
+    file = std::string(config);
+    if (!llvm::sys::fs::exists(file))
+      return llvm::createStringError(
+          "%s: a directory without config.json (a Hugging Face model folder, "
+          "as save_pretrained writes it, has config.json and "
+          "model.safetensors)",
+          path.str().c_str());
+  }
+  llvm::Expected<std::unique_ptr<SpecSource>> source = SpecSource::load(file);
   if (!source)
     return source.takeError();
   const llvm::json::Object *root = (*source)->root.getAsObject();
   if (!root)
     return llvm::createStringError("%s:1: the model description must be a "
                                    "JSON object",
-                                   path.str().c_str());
+                                   file.c_str());
   SpecReader spec(**source, *root);
+  // config.json given directly: its folder is the file's.
+  bool hf = !folder.empty() ||
+            (!spec.has("kind") && spec.has("model_type"));
+  if (hf && folder.empty())
+    folder = llvm::sys::path::parent_path(file).str();
   static const std::pair<llvm::StringRef, ModelParser> kinds[] = {
       {"vit", parseVit},
       {"transformer-encoder", parseTransformerEncoder},
       {"gpt", parseGpt},
       {"gat", parseGat}};
-  std::string kind =
-      spec.choice("kind", {"vit", "transformer-encoder", "gpt", "gat"});
+  std::string kind;
   std::unique_ptr<Model> model;
-  for (auto [name, parse] : kinds)
-    if (!spec.failed() && name == kind)
-      model = parse(spec, overrides);
+  if (hf) {
+    model = parseHfConfig(spec, overrides, folder.empty() ? "." : folder, kind);
+  } else {
+    kind = spec.choice("kind", {"vit", "transformer-encoder", "gpt", "gat"});
+    for (auto [name, parse] : kinds)
+      if (!spec.failed() && name == kind)
+        model = parse(spec, overrides);
+  }
   if (llvm::Error err = spec.finish())
     return std::move(err);
   model->kindName = kind;
-  if (llvm::Error err = model->checkSizes(path))
+  if (llvm::Error err = model->checkSizes(file))
     return std::move(err);
   model->setLayout();
   return model;
+}
+
+std::string mlir::attn::readArchitecture(SpecReader &spec,
+                                         llvm::ArrayRef<llvm::StringRef> supported,
+                                         llvm::StringRef def) {
+  if (spec.isUnset("architectures"))
+    return def.str();
+  const llvm::json::Array *a = spec.array("architectures", true);
+  std::string list;
+  for (llvm::StringRef s : supported)
+    list += (list.empty() ? "" : ", ") + s.str();
+  std::optional<llvm::StringRef> first =
+      a && !a->empty() ? (*a)[0].getAsString() : std::nullopt;
+  if (!first) {
+    spec.fail("architectures", "expected an array of class names (" + list +
+                                   ")");
+    return def.str();
+  }
+  if (!llvm::is_contained(supported, *first)) {
+    spec.fail("architectures", "'" + *first + "' is not supported (" + list +
+                                   " are)");
+    return def.str();
+  }
+  return first->str();
+}
+
+std::string mlir::attn::findFolderCheckpoint(llvm::StringRef folder) {
+  for (const char *name : {"model.safetensors", "model.safetensors.index.json"}) {
+    llvm::SmallString<256> p(folder);
+    llvm::sys::path::append(p, name);
+    if (llvm::sys::fs::exists(p))
+      return std::string(p);
+  }
+  return "";
+}
+
+std::string Model::alternativeName(llvm::StringRef name) const {
+  if (basePrefix.empty())
+    return "";
+  if (name.starts_with(basePrefix))
+    return name.drop_front(basePrefix.size()).str();
+  return basePrefix + name.str();
 }
 
 llvm::Error Model::checkSizes(llvm::StringRef path) const {
@@ -230,11 +311,19 @@ llvm::Expected<HostTensor> mlir::attn::packWeights(const Model &model,
       continue;
     }
     auto it = checkpoint->tensors.find(spec.name);
-    if (it == checkpoint->tensors.end())
+    if (it == checkpoint->tensors.end()) {
+      std::string other = model.alternativeName(spec.name);
+      if (!other.empty())
+        it = checkpoint->tensors.find(other);
+    }
+    if (it == checkpoint->tensors.end()) {
+      std::string other = model.alternativeName(spec.name);
       return llvm::createStringError(
-          "%s: tensor '%s' is missing (the %s model expects shape %s)",
-          checkpoint->path.c_str(), spec.name.c_str(), model.kind().str().c_str(),
-          spec.shapeString().c_str());
+          "%s: tensor '%s'%s is missing (the %s model expects shape %s)",
+          checkpoint->path.c_str(), spec.name.c_str(),
+          other.empty() ? "" : (" (or '" + other + "')").c_str(),
+          model.kind().str().c_str(), spec.shapeString().c_str());
+    }
     const HostTensor &found = it->second.tensor;
     TensorSpec foundSpec{spec.name, found.dtype(),
                          llvm::SmallVector<int64_t, 4>(found.shape())};

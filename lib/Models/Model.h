@@ -45,14 +45,18 @@ struct TensorSpec {
 struct ModelOverrides {
   /// Batch size compiled into the entry point (0: the description's).
   int64_t batch = 0;
+  /// Sequence length compiled into gpt and transformer-encoder models (0:
+  /// the description's `seq_len`; a Hugging Face GPT-2's `n_positions`).
+  int64_t seqLen = 0;
 };
 
 class Model {
 public:
   virtual ~Model();
 
-  /// Parses and checks the description at `path`. Errors name the file, the
-  /// line and the key.
+  /// Parses and checks the description at `path`: a JSON description, or a
+  /// Hugging Face model folder (or its config.json; GPT-2 and ViT). Errors
+  /// name the file, the line and the key.
   static llvm::Expected<std::unique_ptr<Model>>
   load(llvm::StringRef path, const ModelOverrides &overrides = {});
 
@@ -69,6 +73,14 @@ public:
   /// Elements of the packed weight buffer.
   int64_t packedWeightElements() const { return packedElements; }
   const TensorSpec &output() const { return outputSpec; }
+  /// The checkpoint a Hugging Face folder carries (model.safetensors, or
+  /// model.safetensors.index.json for shards), "" for a JSON description.
+  llvm::StringRef folderCheckpoint() const { return checkpointFile; }
+  /// The name a checkpoint may use instead of weight `name`: Hugging Face
+  /// checkpoints of a model with a head prefix the base model's weights
+  /// ("transformer.", "vit."), those of the base model do not; "" when there
+  /// is no alternative.
+  std::string alternativeName(llvm::StringRef name) const;
 
   /// Items per call (images, sequences; nodes for gat) and what they are.
   int64_t batch() const { return batchSize; }
@@ -76,6 +88,15 @@ public:
   /// True when inputs and the output share a leading batch dimension, so
   /// that a larger input can run in batch-sized chunks.
   bool chunkable() const { return chunks; }
+
+  /// A sequence dimension inputs may be shorter in: they are right-padded to
+  /// the compiled length and the output cut back (gpt: under causal
+  /// attention a position never sees later ones, so the padding is exact).
+  struct PaddedSequence {
+    size_t input;
+    unsigned inputDim, outputDim;
+  };
+  std::optional<PaddedSequence> paddedSequence() const { return padded; }
 
   /// Builds the module with the entry point @forward.
   OwningOpRef<ModuleOp> build(MLIRContext &ctx) const;
@@ -111,6 +132,10 @@ protected:
   TensorSpec outputSpec;
   int64_t batchSize = 1;
   bool chunks = true;
+  std::string checkpointFile;
+  std::optional<PaddedSequence> padded;
+  /// The base model's prefix in Hugging Face checkpoints ("" elsewhere).
+  std::string basePrefix;
 
   /// Computes the packed layout of `weightSpecs`; called once they are set
   /// and checked.

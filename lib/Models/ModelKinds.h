@@ -22,6 +22,22 @@ std::unique_ptr<Model> parseTransformerEncoder(SpecReader &spec,
 std::unique_ptr<Model> parseGpt(SpecReader &spec, const ModelOverrides &o);
 std::unique_ptr<Model> parseGat(SpecReader &spec, const ModelOverrides &o);
 
+/// Hugging Face configs (config.json of the folder `folder`), by
+/// `model_type`.
+std::unique_ptr<Model> parseHfGpt2(SpecReader &spec, const ModelOverrides &o,
+                                   llvm::StringRef folder);
+std::unique_ptr<Model> parseHfVit(SpecReader &spec, const ModelOverrides &o,
+                                  llvm::StringRef folder);
+/// The first of a Hugging Face config's `architectures`, which must be one
+/// of `supported`; `def` when the key is absent.
+std::string readArchitecture(SpecReader &spec,
+                             llvm::ArrayRef<llvm::StringRef> supported,
+                             llvm::StringRef def);
+/// The checkpoint of a Hugging Face folder: model.safetensors, else
+/// model.safetensors.index.json (shards), else "" (a folder without weights
+/// runs seeded, like a description).
+std::string findFolderCheckpoint(llvm::StringRef folder);
+
 /// The description's `batch` (default 1), unless --batch overrides it.
 int64_t readBatch(SpecReader &spec, const ModelOverrides &o);
 

@@ -73,6 +73,27 @@ Value NetBuilder::transpose(Value x, ArrayRef<unsigned> perm) {
   return buildTranspose(b, loc, x, perm);
 }
 
+Value NetBuilder::concat(ArrayRef<Value> parts) {
+  SmallVector<int64_t> shape(getShape(parts[0]));
+  int64_t rows = 0;
+  for (Value v : parts)
+    rows += getShape(v)[0];
+  shape[0] = rows;
+  Value out = empty(shape);
+  int64_t offset = 0;
+  for (Value v : parts) {
+    ArrayRef<int64_t> s = getShape(v);
+    SmallVector<OpFoldResult> offsets(s.size(), b.getIndexAttr(0)), sizes,
+        strides(s.size(), b.getIndexAttr(1));
+    offsets[0] = b.getIndexAttr(offset);
+    for (int64_t d : s)
+      sizes.push_back(b.getIndexAttr(d));
+    out = tensor::InsertSliceOp::create(b, loc, v, out, offsets, sizes, strides);
+    offset += s[0];
+  }
+  return out;
+}
+
 Value NetBuilder::addBroadcast(Value x, Value bias, ArrayRef<unsigned> biasDims) {
   SmallVector<unsigned> dims(biasDims);
   unsigned rank = getShape(x).size();

@@ -46,6 +46,8 @@ public:
   /// out[i_perm[0], ...] = x[i_0, ...]: dim `d` of the result is dim
   /// `perm[d]` of `x`.
   Value transpose(Value x, ArrayRef<unsigned> perm);
+  /// The tensors stacked along dim 0 (equal trailing shapes).
+  Value concat(ArrayRef<Value> parts);
 
   /// x @ w^T + bias over the last dim of `x` (torch.nn.Linear: w is
   /// out x in). `bias` may be null.

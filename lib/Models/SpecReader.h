@@ -46,6 +46,19 @@ public:
              std::string prefix = "");
 
   bool has(llvm::StringRef key) const { return fields.get(key) != nullptr; }
+  /// Whether `key` is absent or JSON null (Hugging Face configs write unset
+  /// fields as null).
+  bool isUnset(llvm::StringRef key) const {
+    const llvm::json::Value *v = fields.get(key);
+    return !v || v->kind() == llvm::json::Value::Null;
+  }
+  /// Marks every key read: for files written by other tools (Hugging Face
+  /// config.json), whose other keys are theirs (dropout rates, token ids,
+  /// version strings) and carry nothing a compiled model computes with.
+  void ignoreUnread() {
+    for (const auto &kv : fields)
+      used.insert(kv.first);
+  }
 
   /// Integer in [`min`, `max`]; required unless `def` is given. The
   /// default bound, 2^31 - 1, keeps every product of two description sizes

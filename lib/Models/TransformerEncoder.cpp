@@ -137,6 +137,8 @@ mlir::attn::parseTransformerEncoder(SpecReader &spec, const ModelOverrides &o) {
   m->ffn = spec.integer("dim_feedforward");
   m->layers = spec.integer("layers", std::nullopt, 1, SpecReader::kMaxLayers);
   m->seqLen = spec.integer("seq_len");
+  if (o.seqLen)
+    m->seqLen = o.seqLen;
   m->batchSize = readBatch(spec, o);
   m->batchFirst = spec.boolean("batch_first", true);
   m->normFirst = spec.boolean("norm_first", false);

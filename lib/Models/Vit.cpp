@@ -22,52 +22,129 @@ namespace {
 
 class Vit : public Model {
 public:
+  using Model::basePrefix;
   using Model::batchSize;
+  using Model::checkpointFile;
   int64_t image = 0, channels = 0, patch = 0, hidden = 0, layers = 0,
           heads = 0, mlp = 0, classes = 0, window = 0, relClip = 0;
   std::string attention;
   std::vector<double> mean, stdDev;
   double eps = 1e-6;
+  /// Hugging Face's ViTModel / ViTForImageClassification names and layout
+  /// (separate query/key/value, every token through the final LayerNorm)
+  /// instead of torchvision's.
+  bool hf = false;
+  /// Classification logits (else HF ViTModel's last_hidden_state).
+  bool classify = true;
+  bool qkvBias = true;
+  /// "gelu" (erf), "gelu_new" (tanh) or "relu".
+  std::string activation = "gelu";
+  /// The base model's weight prefix in use ("vit." under a head).
+  std::string p0;
 
   int64_t tokens() const {
     return (image / patch) * (image / patch) + 1;
   }
   std::string layerPrefix(int64_t n) const {
+    if (hf)
+      return p0 + "encoder.layer." + std::to_string(n) + ".";
     return "encoder.layers.encoder_layer_" + std::to_string(n) + ".";
   }
+
+  /// The weights' names in the two layouts (torchvision's, Hugging Face's).
+  std::string classToken() const {
+    return hf ? p0 + "embeddings.cls_token" : "class_token";
+  }
+  std::string patchProj() const {
+    return hf ? p0 + "embeddings.patch_embeddings.projection" : "conv_proj";
+  }
+  std::string posEmbedding() const {
+    return hf ? p0 + "embeddings.position_embeddings" : "encoder.pos_embedding";
+  }
+  std::string norm1() const { return hf ? "layernorm_before" : "ln_1"; }
+  std::string norm2() const { return hf ? "layernorm_after" : "ln_2"; }
+  std::string outProj() const {
+    return hf ? "attention.output.dense" : "self_attention.out_proj";
+  }
+  std::string fc1() const { return hf ? "intermediate.dense" : "mlp.0"; }
+  std::string fc2() const { return hf ? "output.dense" : "mlp.3"; }
+  std::string finalNorm() const {
+    return hf ? p0 + "layernorm" : "encoder.ln";
+  }
+  std::string classifier() const { return hf ? "classifier" : "heads.head"; }
 
   void declare() {
     items = "images";
     inputSpecs.push_back({"images", DType::f32, {batchSize, channels, image, image}});
-    outputSpec = {"logits", DType::f32, {batchSize, classes}};
+    outputSpec = classify ? TensorSpec{"logits", DType::f32, {batchSize, classes}}
+                          : TensorSpec{"last_hidden_state", DType::f32,
+                                       {batchSize, tokens(), hidden}};
     auto w = [&](std::string name, llvm::SmallVector<int64_t, 4> shape) {
       weightSpecs.push_back({std::move(name), DType::f32, std::move(shape)});
     };
-    w("class_token", {1, 1, hidden});
-    w("conv_proj.weight", {hidden, channels, patch, patch});
-    w("conv_proj.bias", {hidden});
-    w("encoder.pos_embedding", {1, tokens(), hidden});
+    w(classToken(), {1, 1, hidden});
+    w(patchProj() + ".weight", {hidden, channels, patch, patch});
+    w(patchProj() + ".bias", {hidden});
+    w(posEmbedding(), {1, tokens(), hidden});
     for (int64_t n = 0; n < layers; ++n) {
       std::string p = layerPrefix(n);
-      w(p + "ln_1.weight", {hidden});
-      w(p + "ln_1.bias", {hidden});
-      w(p + "self_attention.in_proj_weight", {3 * hidden, hidden});
-      w(p + "self_attention.in_proj_bias", {3 * hidden});
-      w(p + "self_attention.out_proj.weight", {hidden, hidden});
-      w(p + "self_attention.out_proj.bias", {hidden});
+      w(p + norm1() + ".weight", {hidden});
+      w(p + norm1() + ".bias", {hidden});
+      if (hf) {
+        for (const char *part : {"query", "key", "value"}) {
+          std::string q = p + "attention.attention." + part;
+          w(q + ".weight", {hidden, hidden});
+          if (qkvBias)
+            w(q + ".bias", {hidden});
+        }
+      } else {
+        w(p + "self_attention.in_proj_weight", {3 * hidden, hidden});
+        w(p + "self_attention.in_proj_bias", {3 * hidden});
+      }
+      w(p + outProj() + ".weight", {hidden, hidden});
+      w(p + outProj() + ".bias", {hidden});
       if (attention == "relative")
         w(p + "self_attention.rel_bias", {heads, 2 * relClip + 1});
-      w(p + "ln_2.weight", {hidden});
-      w(p + "ln_2.bias", {hidden});
-      w(p + "mlp.0.weight", {mlp, hidden});
-      w(p + "mlp.0.bias", {mlp});
-      w(p + "mlp.3.weight", {hidden, mlp});
-      w(p + "mlp.3.bias", {hidden});
+      w(p + norm2() + ".weight", {hidden});
+      w(p + norm2() + ".bias", {hidden});
+      w(p + fc1() + ".weight", {mlp, hidden});
+      w(p + fc1() + ".bias", {mlp});
+      w(p + fc2() + ".weight", {hidden, mlp});
+      w(p + fc2() + ".bias", {hidden});
     }
-    w("encoder.ln.weight", {hidden});
-    w("encoder.ln.bias", {hidden});
-    w("heads.head.weight", {classes, hidden});
-    w("heads.head.bias", {classes});
+    w(finalNorm() + ".weight", {hidden});
+    w(finalNorm() + ".bias", {hidden});
+    if (classify) {
+      w(classifier() + ".weight", {classes, hidden});
+      w(classifier() + ".bias", {classes});
+    }
+  }
+
+  /// The packed in-projection of layer `p` ([3D, D] and [3D]): torchvision
+  /// stores it so; Hugging Face's query/key/value rows are stacked here (a
+  /// copy of 3 D^2 floats per call, against the projection's 3 B T D^2
+  /// multiply-adds).
+  std::pair<Value, Value> inProjection(NetBuilder &net,
+                                       const std::string &p) const {
+    if (!hf)
+      return {net.weight(p + "self_attention.in_proj_weight"),
+              net.weight(p + "self_attention.in_proj_bias")};
+    SmallVector<Value, 3> ws, bs;
+    for (const char *part : {"query", "key", "value"}) {
+      std::string q = p + "attention.attention." + part;
+      ws.push_back(net.weight(q + ".weight"));
+      if (qkvBias)
+        bs.push_back(net.weight(q + ".bias"));
+    }
+    return {net.concat(ws), qkvBias ? net.concat(bs) : Value()};
+  }
+
+  Value activate(NetBuilder &net, Value x) const {
+    if (activation == "gelu_new")
+      return net.geluTanh(x);
+    if (activation == "relu")
+      return net.relu(x);
+    return net.gelu(x);
   }
 
   Value buildForward(NetBuilder &net, ValueRange inputs) const override {
@@ -104,14 +181,14 @@ public:
     Value img6 = net.reshape(x, {bsz, channels, grid, patch, grid, patch});
     // patches[b, gh, gw, c, i, j] = img6[b, c, gh, i, gw, j]
     Value patches = net.transpose(img6, {0, 2, 4, 1, 3, 5});
-    Value kernel = net.reshape(net.weight("conv_proj.weight"),
+    Value kernel = net.reshape(net.weight(patchProj() + ".weight"),
                                {hidden, channels * patch * patch});
     Value emb = net.linear(net.reshape(patches, {bsz * n, channels * patch * patch}),
-                           kernel, net.weight("conv_proj.bias"));
+                           kernel, net.weight(patchProj() + ".bias"));
     emb = net.reshape(emb, {bsz, n, hidden});
 
     // [class token; patch embeddings] + position embeddings.
-    Value cls = net.reshape(net.weight("class_token"), {hidden});
+    Value cls = net.reshape(net.weight(classToken()), {hidden});
     Value clsRows = buildElementwise(
         b, loc, net.empty({bsz, 1, hidden}), {cls}, {dimsMap(ctx, 3, {2})},
         [](OpBuilder &, Location, ValueRange a) { return a[0]; });
@@ -128,7 +205,7 @@ public:
     };
     seq = insert(clsRows, seq, 0, 1);
     seq = insert(emb, seq, 1, n);
-    Value pos = net.reshape(net.weight("encoder.pos_embedding"), {t, hidden});
+    Value pos = net.reshape(net.weight(posEmbedding()), {t, hidden});
     x = net.addBroadcast(seq, pos, {1, 2});
 
     AttentionMask mask;
@@ -142,23 +219,25 @@ public:
         mask.relBias = net.weight(p + "self_attention.rel_bias");
         mask.relClip = relClip;
       }
-      Value h = net.layerNorm(x, net.weight(p + "ln_1.weight"),
-                              net.weight(p + "ln_1.bias"), eps);
-      h = net.selfAttention(h, net.weight(p + "self_attention.in_proj_weight"),
-                            net.weight(p + "self_attention.in_proj_bias"),
-                            net.weight(p + "self_attention.out_proj.weight"),
-                            net.weight(p + "self_attention.out_proj.bias"),
-                            heads, mask);
+      Value h = net.layerNorm(x, net.weight(p + norm1() + ".weight"),
+                              net.weight(p + norm1() + ".bias"), eps);
+      auto [inW, inB] = inProjection(net, p);
+      h = net.selfAttention(h, inW, inB, net.weight(p + outProj() + ".weight"),
+                            net.weight(p + outProj() + ".bias"), heads, mask);
       x = net.add(x, h);
-      h = net.layerNorm(x, net.weight(p + "ln_2.weight"),
-                        net.weight(p + "ln_2.bias"), eps);
-      h = net.gelu(net.linear(h, net.weight(p + "mlp.0.weight"),
-                              net.weight(p + "mlp.0.bias")));
-      h = net.linear(h, net.weight(p + "mlp.3.weight"),
-                     net.weight(p + "mlp.3.bias"));
+      h = net.layerNorm(x, net.weight(p + norm2() + ".weight"),
+                        net.weight(p + norm2() + ".bias"), eps);
+      h = activate(net, net.linear(h, net.weight(p + fc1() + ".weight"),
+                                   net.weight(p + fc1() + ".bias")));
+      h = net.linear(h, net.weight(p + fc2() + ".weight"),
+                     net.weight(p + fc2() + ".bias"));
       x = net.add(x, h);
     }
 
+    // Hugging Face's ViTModel: every token through the final LayerNorm.
+    if (!classify)
+      return net.layerNorm(x, net.weight(finalNorm() + ".weight"),
+                           net.weight(finalNorm() + ".bias"), eps);
     // The class token's row through the final LayerNorm and the head (the
     // LayerNorm is per token, so normalising only that row is the same).
     Value first = tensor::ExtractSliceOp::create(
@@ -170,10 +249,10 @@ public:
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
                                b.getIndexAttr(1)});
     Value row = net.reshape(first, {bsz, hidden});
-    row = net.layerNorm(row, net.weight("encoder.ln.weight"),
-                        net.weight("encoder.ln.bias"), eps);
-    return net.linear(row, net.weight("heads.head.weight"),
-                      net.weight("heads.head.bias"));
+    row = net.layerNorm(row, net.weight(finalNorm() + ".weight"),
+                        net.weight(finalNorm() + ".bias"), eps);
+    return net.linear(row, net.weight(classifier() + ".weight"),
+                      net.weight(classifier() + ".bias"));
   }
 };
 
@@ -219,6 +298,55 @@ std::unique_ptr<Model> mlir::attn::parseVit(SpecReader &spec,
              "image_size " + llvm::Twine(m->image) +
                  " is not divisible by patch_size " + llvm::Twine(m->patch));
   checkHeadsDivide(spec, "hidden_dim", m->hidden, "heads", m->heads);
+  m->declare();
+  return m;
+}
+
+std::unique_ptr<Model> mlir::attn::parseHfVit(SpecReader &spec,
+                                              const ModelOverrides &o,
+                                              llvm::StringRef folder) {
+  auto m = std::make_unique<Vit>();
+  m->hf = true;
+  // ViTConfig's fields (transformers' defaults where it has them).
+  std::string arch = readArchitecture(
+      spec, {"ViTForImageClassification", "ViTModel"}, "ViTModel");
+  m->classify = arch == "ViTForImageClassification";
+  m->basePrefix = "vit.";
+  m->p0 = m->classify ? "vit." : "";
+  m->image = spec.integer("image_size", 224);
+  m->patch = spec.integer("patch_size", 16);
+  m->channels = spec.integer("num_channels", 3);
+  m->hidden = spec.integer("hidden_size", 768);
+  m->layers = spec.integer("num_hidden_layers", 12, 1, SpecReader::kMaxLayers);
+  m->heads = spec.integer("num_attention_heads", 12);
+  m->mlp = spec.integer("intermediate_size", 3072);
+  std::string act =
+      spec.choice("hidden_act", {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"},
+                  llvm::StringRef("gelu"));
+  m->activation = act == "gelu_pytorch_tanh" ? "gelu_new" : act;
+  m->eps = spec.positiveNumber("layer_norm_eps", 1e-12);
+  m->qkvBias = spec.boolean("qkv_bias", true);
+  // PretrainedConfig: num_labels, else as many as id2label names, else 2.
+  if (m->classify) {
+    if (!spec.isUnset("num_labels"))
+      m->classes = spec.integer("num_labels");
+    else if (const llvm::json::Object *labels = spec.object("id2label", false))
+      m->classes = static_cast<int64_t>(labels->size());
+    else
+      m->classes = 2;
+    spec.check(m->classes >= 1, "id2label", "expected at least one label");
+  }
+  spec.ignoreUnread();
+  m->attention = "dense";
+  m->batchSize = o.batch ? o.batch : 1;
+  m->checkpointFile = findFolderCheckpoint(folder);
+  if (spec.failed())
+    return m;
+  spec.check(m->image % m->patch == 0, "patch_size",
+             "image_size " + llvm::Twine(m->image) +
+                 " is not divisible by patch_size " + llvm::Twine(m->patch));
+  checkHeadsDivide(spec, "hidden_size", m->hidden, "num_attention_heads",
+                   m->heads);
   m->declare();
   return m;
 }

@@ -9,6 +9,7 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <cstring>
@@ -176,6 +177,71 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
 
 bool mlir::attn::isIdxPath(StringRef path) {
   return path.ends_with("-ubyte") || path.ends_with("-ubyte.gz");
+}
+
+Expected<Checkpoint> mlir::attn::readCheckpoint(StringRef path) {
+  if (!path.ends_with(".index.json"))
+    return readSafetensors(path);
+  std::string p = path.str();
+  auto bufOr = readInputFile(path, /*isText=*/true);
+  if (!bufOr)
+    return bufOr.takeError();
+  Expected<llvm::json::Value> index = parseJson((*bufOr)->getBuffer());
+  if (!index)
+    return createStringError("%s: bad JSON: %s", p.c_str(),
+                             llvm::toString(index.takeError()).c_str());
+  const llvm::json::Object *root = index->getAsObject();
+  const llvm::json::Object *map = root ? root->getObject("weight_map") : nullptr;
+  if (!map)
+    return createStringError("%s: expected a JSON object with an object "
+                             "\"weight_map\" (tensor name: shard file)",
+                             p.c_str());
+  // The shards in the order they first appear, each with its tensors.
+  std::vector<std::string> shards;
+  llvm::StringMap<std::vector<std::string>> wanted;
+  for (const auto &kv : *map) {
+    std::optional<StringRef> file = kv.second.getAsString();
+    if (!file || file->empty() || *file == "." || *file == ".." ||
+        file->find_first_of("/\\") != StringRef::npos)
+      return createStringError("%s: weight_map: tensor '%s': expected the "
+                               "file name of a shard in the index's "
+                               "directory",
+                               p.c_str(), kv.first.str().c_str());
+    auto [it, fresh] = wanted.try_emplace(*file);
+    if (fresh)
+      shards.push_back(file->str());
+    it->second.push_back(kv.first.str());
+  }
+  Checkpoint merged;
+  merged.path = p;
+  uint64_t total = 0;
+  StringRef dir = llvm::sys::path::parent_path(path);
+  for (const std::string &shard : shards) {
+    llvm::SmallString<256> shardPath(dir);
+    llvm::sys::path::append(shardPath, shard);
+    Expected<Checkpoint> part = readSafetensors(shardPath);
+    if (!part)
+      return createStringError("%s: shard %s: %s", p.c_str(), shard.c_str(),
+                               llvm::toString(part.takeError()).c_str());
+    for (const std::string &name : wanted[shard])
+      if (!part->tensors.count(name))
+        return createStringError("%s: weight_map puts tensor '%s' in %s, "
+                                 "which does not hold it",
+                                 p.c_str(), name.c_str(), shard.c_str());
+    for (const std::string &name : part->names) {
+      StoredTensor &t = part->tensors[name];
+      total += t.tensor.numBytes();
+      if (!merged.tensors.try_emplace(name, std::move(t)).second)
+        return createStringError("%s: tensor '%s' is in two shards (the "
+                                 "second: %s)",
+                                 p.c_str(), name.c_str(), shard.c_str());
+      merged.names.push_back(name);
+    }
+    // The shards together, as they are held.
+    if (llvm::Error err = checkBudget(total, p + ": the tensors of its shards"))
+      return std::move(err);
+  }
+  return merged;
 }
 
 Expected<HostTensor> mlir::attn::readIdx(StringRef path) {

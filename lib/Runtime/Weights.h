@@ -39,6 +39,14 @@ struct Checkpoint {
 /// offsets are errors naming the file and the tensor.
 llvm::Expected<Checkpoint> readSafetensors(llvm::StringRef path);
 
+/// Reads a checkpoint: a .safetensors file, or the index of a sharded one
+/// (`*.safetensors.index.json`, as save_pretrained writes it: a JSON object
+/// whose "weight_map" names, for every tensor, its shard in the index's
+/// directory). The shards are read and merged; a tensor the index names but
+/// its shard lacks, a tensor in two shards, or a shard name that is not a
+/// plain file name is an error naming the index and the tensor.
+llvm::Expected<Checkpoint> readCheckpoint(llvm::StringRef path);
+
 /// Reads an IDX file (big-endian header, unsigned-byte data; gzip-compressed
 /// when the file starts with the gzip magic) as an i32 tensor of the raw
 /// byte values.

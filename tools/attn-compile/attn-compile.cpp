@@ -63,8 +63,9 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory category("attn-compile options");
 
-static cl::opt<std::string> specFile(cl::Positional,
-                                     cl::desc("<model description .json>"),
+static cl::opt<std::string> specFile(
+    cl::Positional,
+    cl::desc("<model description .json, or a Hugging Face model folder>"),
                                      cl::Required, cl::cat(category));
 static cl::opt<bool> run("run",
                          cl::desc("JIT-compile and run the model, printing the "
@@ -73,7 +74,9 @@ static cl::opt<bool> run("run",
 static cl::opt<std::string>
     weightsFile("weights",
                 cl::desc("Weights as a .safetensors file with the model's "
-                         "PyTorch names (default: seeded initialisation)"),
+                         "PyTorch names, or a sharded checkpoint's "
+                         "model.safetensors.index.json (default: a Hugging "
+                         "Face folder's own, else a seeded initialisation)"),
                 cl::value_desc("FILE.safetensors"), cl::cat(category));
 static cl::list<std::string> inputFiles(
     "input",
@@ -117,6 +120,13 @@ static cl::opt<std::string>
                                "little-endian f32, the layout of --emit=obj's "
                                "header) for an AOT caller"),
                       cl::value_desc("FILE.bin"), cl::cat(category));
+static cl::opt<int64_t>
+    seqLen("seq-len",
+           cl::desc("Sequence length compiled into gpt and "
+                    "transformer-encoder models (default: the description's "
+                    "seq_len; a Hugging Face GPT-2's n_positions). Shorter gpt "
+                    "token inputs are padded to it"),
+           cl::init(0), cl::cat(category));
 static cl::opt<int64_t> batch("batch",
                               cl::desc("Batch size compiled into the model "
                                        "(default: the description's)"),
@@ -328,13 +338,36 @@ static llvm::Expected<HostTensor> loadData(llvm::StringRef path, DType want,
   return out;
 }
 
+/// `t` with dim `dim` resized to `size`: cut, or zero-padded at the end.
+static HostTensor resizeDim(const HostTensor &t, unsigned dim, int64_t size) {
+  llvm::SmallVector<int64_t> shape(t.shape());
+  int64_t outer = 1, inner = dtypeSize(t.dtype()); // inner: bytes
+  for (unsigned d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (unsigned d = dim + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  int64_t from = shape[dim];
+  shape[dim] = size;
+  HostTensor out(t.dtype(), shape);
+  std::memset(out.data(), 0, out.numBytes());
+  int64_t keep = std::min(from, size) * inner;
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(static_cast<char *>(out.data()) + o * size * inner,
+                static_cast<const char *>(t.data()) + o * from * inner, keep);
+  return out;
+}
+
 /// The inputs of the run: --input files or the model's defaults; `sources`
 /// gets the file each came from ("" when generated). With a chunkable
-/// model, every input holds the same number of items (>= 1).
+/// model, every input holds the same number of items (>= 1). An input
+/// shorter in the model's padded sequence dimension is padded to the
+/// compiled length, and `length` gets its own (else -1).
 static llvm::Error collectInputs(const Model &model,
                                  std::vector<HostTensor> &inputs,
                                  std::vector<std::string> &sources,
-                                 int64_t &items) {
+                                 int64_t &items, int64_t &length) {
+  length = -1;
+  std::optional<Model::PaddedSequence> padded = model.paddedSequence();
   llvm::ArrayRef<TensorSpec> specs = model.inputs();
   sources.assign(specs.size(), "");
   inputs.resize(specs.size());
@@ -361,17 +394,29 @@ static llvm::Error collectInputs(const Model &model,
     if (!t)
       return t.takeError();
     llvm::ArrayRef<int64_t> want = it->shape, got = t->shape();
+    if (padded && padded->input == i && got.size() == want.size() &&
+        got[padded->inputDim] >= 1 &&
+        got[padded->inputDim] < want[padded->inputDim]) {
+      length = got[padded->inputDim];
+      *t = resizeDim(*t, padded->inputDim, want[padded->inputDim]);
+      got = t->shape();
+    }
     bool ok = model.chunkable()
                   ? got.size() >= 1 && got[0] >= 1 &&
                         sameItemShape(got.drop_front(), want.drop_front())
                   : got == want;
     if (!ok)
       return llvm::createStringError(
-          "%s: input '%s' has shape %s, expected %s%s", path.str().c_str(),
+          "%s: input '%s' has shape %s, expected %s%s%s", path.str().c_str(),
           name.str().c_str(), t->typeString().c_str(),
           it->shapeString().c_str(),
           model.chunkable() ? " (any number of items in the first dimension)"
-                            : "");
+                            : "",
+          padded && padded->input == i
+              ? (", or shorter in dimension " +
+                 std::to_string(padded->inputDim))
+                    .c_str()
+              : "");
     if (llvm::Error err = checkFinite(*t, path + ": input '" + name + "'"))
       return err;
     sources[i] = path.str();
@@ -428,11 +473,19 @@ static llvm::Expected<double> readReferenceAccuracy() {
   return *acc;
 }
 
-/// The packed weights: from --weights, or the seeded initialisation.
+/// The checkpoint of the run: --weights, else a Hugging Face folder's; ""
+/// for the seeded initialisation.
+static std::string checkpointPath(const Model &model) {
+  return weightsFile.empty() ? model.folderCheckpoint().str()
+                             : std::string(weightsFile);
+}
+
+/// The packed weights: from the checkpoint, or the seeded initialisation.
 static llvm::Expected<HostTensor> loadWeights(const Model &model) {
-  if (weightsFile.empty())
+  std::string path = checkpointPath(model);
+  if (path.empty())
     return packWeights(model, /*checkpoint=*/nullptr, seed);
-  llvm::Expected<Checkpoint> checkpoint = readSafetensors(weightsFile);
+  llvm::Expected<Checkpoint> checkpoint = readCheckpoint(path);
   if (!checkpoint)
     return checkpoint.takeError();
   return packWeights(model, &*checkpoint, seed);
@@ -489,8 +542,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
 
   std::vector<HostTensor> inputs;
   std::vector<std::string> sources;
-  int64_t items = 0;
-  if (llvm::Error err = collectInputs(model, inputs, sources, items))
+  int64_t items = 0, length = -1;
+  if (llvm::Error err = collectInputs(model, inputs, sources, items, length))
     return fail(std::move(err));
   std::optional<HostTensor> labels;
   if (!labelsFile.empty()) {
@@ -618,6 +671,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   }
 
   model.finishOutput(output);
+  if (length >= 0) // the padded positions' rows dropped
+    output = resizeDim(output, model.paddedSequence()->outputDim, length);
   const JitTimings &times = (*jit)->timings();
   int64_t parameters = 0;
   for (const TensorSpec &w : model.weights())
@@ -626,7 +681,9 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
       "attn-compile: %s model %s (%zu weights, %lld parameters%s)\n",
       model.kind().str().c_str(), specFile.c_str(), model.weights().size(),
       (long long)parameters,
-      weightsFile.empty() ? ", seeded" : (" from " + weightsFile).c_str());
+      checkpointPath(model).empty()
+          ? ", seeded"
+          : (" from " + checkpointPath(model)).c_str());
   for (const std::string &line : model.notes())
     llvm::outs() << "  " << line << "\n";
   llvm::outs() << llvm::format("  build IR  %8.3f s\n", buildSeconds);
@@ -833,8 +890,8 @@ static int tuneModel(const Model &model, ModuleOp module,
     return fail(weights.takeError());
   std::vector<HostTensor> inputs;
   std::vector<std::string> sources;
-  int64_t items = 0;
-  if (llvm::Error err = collectInputs(model, inputs, sources, items))
+  int64_t items = 0, length = -1;
+  if (llvm::Error err = collectInputs(model, inputs, sources, items, length))
     return fail(std::move(err));
   if (llvm::Error err = validateAndPrepare(model, inputs, sources))
     return fail(std::move(err));
@@ -880,8 +937,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "attn-compile: compile a model description (vit, transformer-encoder, "
-      "gpt, gat) through the attn pipelines; run it (--run) or write a stage "
-      "of the compilation (--emit)\n");
+      "gpt, gat) or a Hugging Face model folder (GPT-2, ViT) through the "
+      "attn pipelines; run it (--run) or write a stage of the compilation "
+      "(--emit)\n");
   if (!run && !tune && emit == Emit::none && packedWeightsFile.empty())
     return fail("nothing to do: give --run, --emit=STAGE, --tune or "
                 "--save-packed-weights");
@@ -911,6 +969,10 @@ int main(int argc, char **argv) {
     return fail("--batch must be at most " +
                 llvm::Twine(SpecReader::kMaxInteger) + ", got " +
                 llvm::Twine(batch));
+  if (seqLen < 0 || seqLen > SpecReader::kMaxInteger)
+    return fail("--seq-len must be in [1, " +
+                llvm::Twine(SpecReader::kMaxInteger) + "], got " +
+                llvm::Twine(seqLen));
   if (gpuTarget != "cpu") {
     if (gpuTarget != "vulkan" && gpuTarget != "cuda")
       return fail("--target must be cpu, vulkan or cuda, got '" + gpuTarget +
@@ -962,6 +1024,7 @@ int main(int argc, char **argv) {
   auto t0 = std::chrono::steady_clock::now();
   ModelOverrides overrides;
   overrides.batch = batch;
+  overrides.seqLen = seqLen;
   llvm::Expected<std::unique_ptr<Model>> model =
       Model::load(specFile, overrides);
   if (!model)
@@ -969,6 +1032,10 @@ int main(int argc, char **argv) {
   if (batch > 0 && (*model)->kind() == "gat")
     return fail("--batch does not apply to the " + (*model)->kind() +
                 " model (one call takes its inputs whole)");
+  if (seqLen > 0 && (*model)->kind() != "gpt" &&
+      (*model)->kind() != "transformer-encoder")
+    return fail("--seq-len does not apply to the " + (*model)->kind() +
+                " model (gpt and transformer-encoder only)");
 
   if (!packedWeightsFile.empty()) {
     llvm::Expected<HostTensor> packed = loadWeights(**model);
