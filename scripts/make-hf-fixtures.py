@@ -54,7 +54,7 @@ gen = torch.Generator().manual_seed(1)
 
 # GPT-2 with the LM head, as most checkpoints are.
 cfg = GPT2Config(vocab_size=97, n_positions=48, n_embd=32, n_layer=2,
-                 n_head=4, layer_norm_epsilon=1e-5, bos_token_id=None,
+                 n_head=4, layer_norm_epsilon=1e-5, initializer_range=0.3, bos_token_id=None,
                  eos_token_id=None)
 lm = GPT2LMHeadModel(cfg).eval()
 with torch.no_grad():
@@ -69,9 +69,12 @@ with torch.no_grad():
     logits = lm(tokens).logits
 npy(path, "tokens.npy", tokens.numpy().astype(np.int64))
 npy(path, "logits.npy", logits.numpy())
-prompt = torch.randint(0, cfg.vocab_size, (1, 5), generator=gen)
+prompt = torch.randint(0, cfg.vocab_size, (2, 5), generator=gen)
 with torch.no_grad():
-    g = lm.generate(prompt, max_new_tokens=12, do_sample=False,
+    # Every prompt token attended (generate would otherwise mask the ids
+    # equal to pad_token_id).
+    g = lm.generate(prompt, attention_mask=torch.ones_like(prompt),
+                    max_new_tokens=12, do_sample=False,
                     output_scores=True, return_dict_in_generate=True,
                     pad_token_id=0)
 npy(path, "prompt.npy", prompt.numpy().astype(np.int64))

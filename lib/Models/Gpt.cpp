@@ -14,7 +14,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -82,6 +85,201 @@ public:
     if (activation == "relu")
       return net.relu(x);
     return net.geluTanh(x);
+  }
+
+  // --- Generation over a K/V cache (docs/models.md, "Generation") ---
+
+  int64_t headDim() const { return dModel / heads; }
+  int64_t cacheLength() const override { return lmHead ? seqLen : 0; }
+
+  std::vector<EntryPoint> generationEntryPoints(int64_t prefill) const override {
+    if (!lmHead)
+      return {};
+    int64_t b = batchSize, hd = headDim();
+    return {
+        {"prefill",
+         {{"tokens", DType::i64, {b, prefill}}},
+         {{"logits", DType::f32, {b, prefill, vocab}},
+          {"kv", DType::f32, {layers, 2, b, heads, prefill, hd}}}},
+        {"decode",
+         {{"token", DType::i64, {b, 1}},
+          {"position", DType::i64, {b}},
+          {"cache", DType::f32, {layers, 2, b, heads, seqLen, hd}}},
+         {{"logits", DType::f32, {b, vocab}},
+          {"kv", DType::f32, {layers, 2, b, heads, hd}}}}};
+  }
+
+  /// x[b, t, d] = wte[tokens[b, t], d] + wpe[position, d], the position t,
+  /// or positions[b] when given (ids are checked by the caller).
+  Value embed(NetBuilder &net, Value tokens, Value positions) const {
+    OpBuilder &b = net.builder();
+    Location loc = net.getLoc();
+    MLIRContext *ctx = b.getContext();
+    int64_t bsz = getShape(tokens)[0], len = getShape(tokens)[1];
+    Value wte = weight(net, "wte.weight"), wpe = weight(net, "wpe.weight");
+    SmallVector<Value> ins{tokens};
+    SmallVector<AffineMap> maps{dimsMap(ctx, 3, {0, 1})};
+    if (positions) {
+      ins.push_back(positions);
+      maps.push_back(dimsMap(ctx, 3, {0}));
+    }
+    return buildElementwise(
+        b, loc, net.empty({bsz, len, dModel}), ins, maps,
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value col = linalg::IndexOp::create(nb, nl, 2);
+          Value row = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
+          Value pos = positions ? arith::IndexCastOp::create(
+                                      nb, nl, nb.getIndexType(), a[1])
+                                      .getResult()
+                                : linalg::IndexOp::create(nb, nl, 1).getResult();
+          Value e = tensor::ExtractOp::create(nb, nl, wte, ValueRange{row, col});
+          Value p = tensor::ExtractOp::create(nb, nl, wpe, ValueRange{pos, col});
+          return arith::AddFOp::create(nb, nl, e, p).getResult();
+        });
+  }
+
+  /// Columns [which * D, (which + 1) * D) of c_attn's output y (B x T x 3D)
+  /// as B x H x T x hd.
+  Value splitHeads(NetBuilder &net, Value y, int64_t which) const {
+    OpBuilder &b = net.builder();
+    MLIRContext *ctx = b.getContext();
+    int64_t bsz = getShape(y)[0], len = getShape(y)[1], hd = headDim();
+    AffineExpr bd, h, t, c;
+    bindDims(ctx, bd, h, t, c);
+    AffineMap read =
+        AffineMap::get(4, 0, {bd, t, h * hd + c + which * dModel}, ctx);
+    return buildElementwise(
+        b, net.getLoc(), net.empty({bsz, heads, len, hd}), {y}, {read},
+        [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  }
+
+  /// B x H x T x hd heads merged, then c_proj of block `p`.
+  Value mergeAndProject(NetBuilder &net, Value attn, const std::string &p) const {
+    int64_t bsz = getShape(attn)[0], len = getShape(attn)[2];
+    Value merged = net.reshape(net.transpose(attn, {0, 2, 1, 3}),
+                               {bsz, len, dModel});
+    return net.conv1d(merged, weight(net, p + "attn.c_proj.weight"),
+                      weight(net, p + "attn.c_proj.bias"));
+  }
+
+  /// `part` (B x H x T x hd, or B x H x hd) into kv[layer, which].
+  Value storeKv(NetBuilder &net, Value kv, Value part, int64_t layer,
+                int64_t which) const {
+    OpBuilder &b = net.builder();
+    ArrayRef<int64_t> kvShape = getShape(kv);
+    SmallVector<OpFoldResult> offsets(kvShape.size(), b.getIndexAttr(0)),
+        sizes{b.getIndexAttr(1), b.getIndexAttr(1)},
+        strides(kvShape.size(), b.getIndexAttr(1));
+    offsets[0] = b.getIndexAttr(layer);
+    offsets[1] = b.getIndexAttr(which);
+    for (int64_t d : kvShape.drop_front(2))
+      sizes.push_back(b.getIndexAttr(d));
+    SmallVector<int64_t> full{1, 1};
+    full.append(kvShape.begin() + 2, kvShape.end());
+    return tensor::InsertSliceOp::create(b, net.getLoc(), net.reshape(part, full),
+                                         kv, offsets, sizes, strides);
+  }
+
+  /// cache[layer, which] as B x H x Lc x hd (a slice: no copy).
+  Value loadKv(NetBuilder &net, Value cache, int64_t layer, int64_t which) const {
+    OpBuilder &b = net.builder();
+    ArrayRef<int64_t> shape = getShape(cache);
+    SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)),
+        sizes{b.getIndexAttr(1), b.getIndexAttr(1)},
+        strides(shape.size(), b.getIndexAttr(1));
+    offsets[0] = b.getIndexAttr(layer);
+    offsets[1] = b.getIndexAttr(which);
+    for (int64_t d : shape.drop_front(2))
+      sizes.push_back(b.getIndexAttr(d));
+    Value slice = tensor::ExtractSliceOp::create(b, net.getLoc(), cache, offsets,
+                                                 sizes, strides);
+    return net.reshape(slice, shape.drop_front(2));
+  }
+
+  SmallVector<Value> buildEntry(NetBuilder &net, const EntryPoint &entry,
+                                ValueRange inputs) const override {
+    OpBuilder &b = net.builder();
+    Location loc = net.getLoc();
+    MLIRContext *ctx = b.getContext();
+    bool decode = entry.name == "decode";
+    Value tokens = inputs[0];
+    int64_t bsz = batchSize, len = getShape(tokens)[1], hd = headDim();
+    Value x = embed(net, tokens, decode ? inputs[1] : Value());
+    Value kv = net.empty(entry.results[1].shape);
+    for (int64_t n = 0; n < layers; ++n) {
+      std::string p = "h." + std::to_string(n) + ".";
+      Value h = net.layerNorm(x, weight(net, p + "ln_1.weight"),
+                              weight(net, p + "ln_1.bias"), eps);
+      Value y = net.conv1d(h, weight(net, p + "attn.c_attn.weight"),
+                           weight(net, p + "attn.c_attn.bias"));
+      Value q = splitHeads(net, y, 0), k = splitHeads(net, y, 1),
+            v = splitHeads(net, y, 2);
+      Value attn;
+      if (!decode) {
+        // The prompt: causal attention over its own keys.
+        auto type = RankedTensorType::get({bsz, heads, len, hd}, net.f32());
+        attn = SdpaOp::create(b, loc, type, /*lse=*/Type(), q, k, v,
+                              Value(), Value(), Value(), Value(), Value(),
+                              Value(), Value(),
+                              MaskKindAttr::get(ctx, MaskKind::causal),
+                              IntegerAttr(), FloatAttr(),
+                              AlignAttr::get(ctx, Align::bottom_right))
+                   .getOutput();
+        kv = storeKv(net, kv, k, n, 0);
+        kv = storeKv(net, kv, v, n, 1);
+      } else {
+        // One query: the cache's first position[b] keys (a key tile past
+        // them is never visited), then the new key, merged through the
+        // log-sum-exp so that the cache is read, never copied.
+        Value kc = loadKv(net, inputs[2], n, 0), vc = loadKv(net, inputs[2], n, 1);
+        auto outType = RankedTensorType::get({bsz, heads, 1, hd}, net.f32());
+        auto lseType = RankedTensorType::get({bsz, heads, 1}, net.f32());
+        auto sdpa = SdpaOp::create(
+            b, loc, outType, lseType, q, kc, vc, /*kv_lengths=*/inputs[1],
+            Value(), Value(), Value(), Value(), Value(), Value(),
+            MaskKindAttr::get(ctx, MaskKind::dense), IntegerAttr(), FloatAttr(),
+            AlignAttr::get(ctx, Align::bottom_right));
+        Value q3 = net.reshape(q, {bsz, heads, hd}),
+              k3 = net.reshape(k, {bsz, heads, hd}),
+              v3 = net.reshape(v, {bsz, heads, hd});
+        // s[b, h] = q . k_new / sqrt(hd), the new key's score.
+        Value s = buildContraction(b, loc, q3, dimsMap(ctx, 3, {0, 1, 2}), k3,
+                                   dimsMap(ctx, 3, {0, 1, 2}), {bsz, heads},
+                                   dimsMap(ctx, 3, {0, 1}));
+        double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+        Value merged = buildElementwise(
+            b, loc, net.empty({bsz, heads, hd}),
+            {net.reshape(sdpa.getOutput(), {bsz, heads, hd}),
+             net.reshape(sdpa.getLse(), {bsz, heads}), s, v3},
+            {dimsMap(ctx, 3, {0, 1, 2}), dimsMap(ctx, 3, {0, 1}),
+             dimsMap(ctx, 3, {0, 1}), dimsMap(ctx, 3, {0, 1, 2})},
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Type f = a[0].getType();
+              Value sn = arith::MulFOp::create(
+                  nb, nl, a[2], buildFloatConstant(nb, nl, f, scale));
+              Value m = arith::MaximumFOp::create(nb, nl, a[1], sn);
+              Value wc = math::ExpOp::create(
+                  nb, nl, arith::SubFOp::create(nb, nl, a[1], m));
+              Value wn = math::ExpOp::create(
+                  nb, nl, arith::SubFOp::create(nb, nl, sn, m));
+              Value num = arith::AddFOp::create(
+                  nb, nl, arith::MulFOp::create(nb, nl, a[0], wc),
+                  arith::MulFOp::create(nb, nl, a[3], wn));
+              return arith::DivFOp::create(
+                         nb, nl, num, arith::AddFOp::create(nb, nl, wc, wn))
+                  .getResult();
+            });
+        attn = net.reshape(merged, {bsz, heads, 1, hd});
+        kv = storeKv(net, kv, k3, n, 0);
+        kv = storeKv(net, kv, v3, n, 1);
+      }
+      x = net.add(x, mergeAndProject(net, attn, p));
+      x = mlpBlock(net, x, p);
+    }
+    Value logits = head(net, x, weight(net, "wte.weight"));
+    if (decode)
+      logits = net.reshape(logits, {bsz, vocab});
+    return {logits, kv};
   }
 
   llvm::Expected<HostTensor> defaultInput(size_t index,

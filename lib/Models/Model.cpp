@@ -193,53 +193,80 @@ llvm::Error Model::checkSizes(llvm::StringRef path) const {
                                    "call together");
 }
 
+static Type tensorType(OpBuilder &b, const TensorSpec &t) {
+  Type elem;
+  switch (t.dtype) {
+  case DType::f32:
+    elem = b.getF32Type();
+    break;
+  case DType::f64:
+    elem = b.getF64Type();
+    break;
+  case DType::f16:
+    elem = b.getF16Type();
+    break;
+  case DType::bf16:
+    elem = b.getBF16Type();
+    break;
+  case DType::i32:
+    elem = b.getI32Type();
+    break;
+  case DType::i64:
+    elem = b.getI64Type();
+    break;
+  }
+  return RankedTensorType::get(t.shape, elem);
+}
+
+void Model::addFunction(
+    ModuleOp module, const EntryPoint &entry,
+    llvm::function_ref<SmallVector<Value>(NetBuilder &, ValueRange)> body) const {
+  MLIRContext *ctx = module.getContext();
+  Location loc = NameLoc::get(StringAttr::get(ctx, kindName));
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  auto named = [&](llvm::StringRef name) {
+    return b.getDictionaryAttr(
+        b.getNamedAttr("attn.name", b.getStringAttr(name)));
+  };
+  for (const TensorSpec &in : entry.inputs) {
+    argTypes.push_back(tensorType(b, in));
+    argAttrs.push_back(named(in.name));
+  }
+  argTypes.push_back(RankedTensorType::get({packedElements}, b.getF32Type()));
+  argAttrs.push_back(named("weights"));
+  for (const TensorSpec &out : entry.results)
+    resultTypes.push_back(tensorType(b, out));
+  auto func = func::FuncOp::create(b, loc, entry.name,
+                                   b.getFunctionType(argTypes, resultTypes));
+  func.setAllArgAttrs(argAttrs);
+  Block *block = func.addEntryBlock();
+  b.setInsertionPointToStart(block);
+  NetBuilder net(b, loc, *this, block->getArguments().back());
+  SmallVector<Value> results = body(net, block->getArguments().drop_back());
+  func::ReturnOp::create(b, loc, results);
+}
+
 OwningOpRef<ModuleOp> Model::build(MLIRContext &ctx) const {
   ctx.loadDialect<AttnDialect, func::FuncDialect, linalg::LinalgDialect,
                   tensor::TensorDialect, arith::ArithDialect,
                   math::MathDialect>();
-  Location loc = NameLoc::get(StringAttr::get(&ctx, kindName));
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  OpBuilder b(&ctx);
-  b.setInsertionPointToEnd(module->getBody());
-
-  auto tensorType = [&](const TensorSpec &t) -> Type {
-    Type elem;
-    switch (t.dtype) {
-    case DType::f32:
-      elem = b.getF32Type();
-      break;
-    case DType::f64:
-      elem = b.getF64Type();
-      break;
-    case DType::i32:
-      elem = b.getI32Type();
-      break;
-    case DType::i64:
-      elem = b.getI64Type();
-      break;
-    }
-    return RankedTensorType::get(t.shape, elem);
-  };
-  SmallVector<Type> argTypes;
-  for (const TensorSpec &in : inputSpecs)
-    argTypes.push_back(tensorType(in));
-  argTypes.push_back(RankedTensorType::get({packedElements}, b.getF32Type()));
-  auto func = func::FuncOp::create(
-      b, loc, "forward", b.getFunctionType(argTypes, {tensorType(outputSpec)}));
-  SmallVector<DictionaryAttr> argAttrs;
-  for (const TensorSpec &in : inputSpecs)
-    argAttrs.push_back(
-        b.getDictionaryAttr(b.getNamedAttr("attn.name", b.getStringAttr(in.name))));
-  argAttrs.push_back(b.getDictionaryAttr(
-      b.getNamedAttr("attn.name", b.getStringAttr("weights"))));
-  func.setAllArgAttrs(argAttrs);
-
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  NetBuilder net(b, loc, *this, entry->getArguments().back());
-  Value out = buildForward(net, entry->getArguments().drop_back());
-  func::ReturnOp::create(b, loc, out);
+  OwningOpRef<ModuleOp> module =
+      ModuleOp::create(NameLoc::get(StringAttr::get(&ctx, kindName)));
+  EntryPoint forward{"forward", inputSpecs, {outputSpec}};
+  addFunction(*module, forward, [&](NetBuilder &net, ValueRange inputs) {
+    return SmallVector<Value>{buildForward(net, inputs)};
+  });
   return module;
+}
+
+void Model::addGeneration(ModuleOp module, int64_t prefillLength) const {
+  for (const EntryPoint &entry : generationEntryPoints(prefillLength))
+    addFunction(module, entry, [&](NetBuilder &net, ValueRange inputs) {
+      return buildEntry(net, entry, inputs);
+    });
 }
 
 int64_t mlir::attn::readBatch(SpecReader &spec, const ModelOverrides &o) {

@@ -41,6 +41,13 @@ struct TensorSpec {
   std::string shapeString() const;
 };
 
+/// A function of a compiled model: its run-time inputs (the packed weights
+/// follow them) and results.
+struct EntryPoint {
+  std::string name;
+  std::vector<TensorSpec> inputs, results;
+};
+
 /// Settings given on the command line that override the description's.
 struct ModelOverrides {
   /// Batch size compiled into the entry point (0: the description's).
@@ -101,6 +108,25 @@ public:
   /// Builds the module with the entry point @forward.
   OwningOpRef<ModuleOp> build(MLIRContext &ctx) const;
 
+  /// Token-by-token generation (gpt with a language-model head) over a K/V
+  /// cache of cacheLength() positions:
+  ///   @prefill(tokens: B x P i64, weights)
+  ///       -> (logits: B x P x V, kv: layers x 2 x B x H x P x hd)
+  ///   @decode(token: B x 1 i64, position: B i64,
+  ///           cache: layers x 2 x B x H x cacheLength x hd, weights)
+  ///       -> (logits: B x V, kv: layers x 2 x B x H x hd)
+  /// `position[b]` is the new token's position, i.e. how many cache rows of
+  /// sequence b are valid; the caller writes the returned kv rows there.
+  /// Empty when the model cannot generate.
+  virtual std::vector<EntryPoint> generationEntryPoints(int64_t prefillLength) const {
+    return {};
+  }
+  /// Positions of the K/V cache @decode reads (the compiled length).
+  virtual int64_t cacheLength() const { return 0; }
+  /// Adds the generation entry points to `module` (a module from build(),
+  /// or an empty one).
+  void addGeneration(ModuleOp module, int64_t prefillLength) const;
+
   /// The input used when none is given: seeded data, or what the
   /// description names (gat: the graph's CSR). `seed` makes it repeatable.
   virtual llvm::Expected<HostTensor> defaultInput(size_t index,
@@ -126,6 +152,15 @@ protected:
   Model() = default;
   /// Emits the body of @forward: `args` are the inputs, then the weights.
   virtual Value buildForward(NetBuilder &net, ValueRange inputs) const = 0;
+  /// Emits the body of generation entry point `entry` (its results).
+  virtual SmallVector<Value> buildEntry(NetBuilder &net, const EntryPoint &entry,
+                                        ValueRange inputs) const {
+    return {};
+  }
+  /// Adds `entry` to `module`, its body from `body`.
+  void addFunction(
+      ModuleOp module, const EntryPoint &entry,
+      llvm::function_ref<SmallVector<Value>(NetBuilder &, ValueRange)> body) const;
 
   std::string kindName, items = "items";
   std::vector<TensorSpec> inputSpecs, weightSpecs;

@@ -127,6 +127,24 @@ static cl::opt<int64_t>
                     "seq_len; a Hugging Face GPT-2's n_positions). Shorter gpt "
                     "token inputs are padded to it"),
            cl::init(0), cl::cat(category));
+static cl::opt<int64_t> generate(
+    "generate",
+    cl::desc("gpt: generate N tokens greedily after the prompt (--prompt or "
+             "--input tokens=FILE.npy) with the compiled @prefill and @decode "
+             "entry points over a K/V cache of --seq-len positions; prints "
+             "the tokens and the tokens/s of prefill and decode. With --emit, "
+             "adds @prefill and @decode to the module and the header"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    prompt("prompt",
+           cl::desc("The prompt of --generate: token ids, comma-separated "
+                    "(one sequence)"),
+           cl::value_desc("ID,ID,..."), cl::cat(category));
+static cl::opt<std::string>
+    scoresFile("scores",
+               cl::desc("--generate: write the logits of every generated "
+                        "position (B x N x vocab) as .npy"),
+               cl::value_desc("FILE.npy"), cl::cat(category));
 static cl::opt<int64_t> batch("batch",
                               cl::desc("Batch size compiled into the model "
                                        "(default: the description's)"),
@@ -881,6 +899,197 @@ static int emitMachineCode(ModuleOp module, const Model &model) {
   return 0;
 }
 
+/// The prompt of --generate: --prompt, else --input tokens=FILE (B x P).
+static llvm::Expected<HostTensor> loadPrompt(const Model &model) {
+  if (!prompt.empty()) {
+    if (!inputFiles.empty())
+      return llvm::createStringError(
+          "--prompt and --input both give the prompt: use one");
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(prompt).split(parts, ',');
+    std::vector<int64_t> ids;
+    for (llvm::StringRef part : parts) {
+      long long id;
+      if (part.trim().getAsInteger(10, id))
+        return llvm::createStringError(
+            "--prompt: '%s' is not a token id (expected integers separated by "
+            "commas)",
+            part.str().c_str());
+      ids.push_back(id);
+    }
+    if (model.batch() != 1)
+      return llvm::createStringError(
+          "--prompt is one sequence; the model's batch is %lld (give the "
+          "prompts as --input tokens=FILE.npy, batch x length)",
+          (long long)model.batch());
+    HostTensor t(DType::i64, {1, static_cast<int64_t>(ids.size())});
+    for (size_t i = 0; i < ids.size(); ++i)
+      t.setInt(i, ids[i]);
+    return t;
+  }
+  if (inputFiles.size() != 1 ||
+      !llvm::StringRef(inputFiles[0]).starts_with("tokens="))
+    return llvm::createStringError(
+        "--generate needs a prompt: --prompt ID,ID,... or --input "
+        "tokens=FILE.npy (batch x length)");
+  std::string path = llvm::StringRef(inputFiles[0]).drop_front(7).str();
+  llvm::Expected<HostTensor> t = loadData(path, DType::i64, "the prompt");
+  if (!t)
+    return t.takeError();
+  if (t->rank() != 2 || t->shape()[0] != model.batch() || t->shape()[1] < 1)
+    return llvm::createStringError(
+        "%s: the prompt has shape %s, expected %lld (the batch) x length >= 1",
+        path.c_str(), t->typeString().c_str(), (long long)model.batch());
+  return t;
+}
+
+/// --generate: the prompt through @prefill (compiled for the prompt's length
+/// rounded up to a power of two, at least 8: a padded causal prompt is
+/// exact), then N - 1 @decode steps, each appending one K/V row per layer to
+/// the cache; greedy (argmax) choice, as transformers' generate without
+/// sampling.
+static int generateTokens(const Model &model) {
+  int64_t cache = model.cacheLength();
+  if (!cache)
+    return fail("--generate needs a gpt model with a language-model head; "
+                "this " +
+                model.kind() + " model's output is '" + model.output().name +
+                "'");
+  llvm::Expected<HostTensor> promptTokens = loadPrompt(model);
+  if (!promptTokens)
+    return fail(promptTokens.takeError());
+  int64_t b = model.batch(), len = promptTokens->shape()[1];
+  if (len + generate > cache)
+    return fail("the prompt (" + llvm::Twine(len) + " tokens) and " +
+                llvm::Twine(generate) + " generated tokens exceed the cache of " +
+                llvm::Twine(cache) +
+                " positions (--seq-len, at most n_positions)");
+  if (llvm::Error err = model.validateInput(0, *promptTokens))
+    return fail(std::move(err));
+  int64_t bucket = 8;
+  while (bucket < len)
+    bucket *= 2;
+  bucket = std::min(bucket, cache);
+  llvm::Expected<HostTensor> weights = loadWeights(model);
+  if (!weights)
+    return fail(weights.takeError());
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<MLIRContext> ctx = createRuntimeContext();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(ctx.get()));
+  model.addGeneration(*module, bucket);
+  if (failed(verify(*module)))
+    return fail("the generated module does not verify (a bug: please "
+                "report it with the description)");
+  double buildSeconds = secondsSince(t0);
+  JitOptions options;
+  options.pipeline = pipelineText();
+  options.targetCpu = targetCpu;
+  options.targetFeatures = targetFeatures;
+  options.configurePassManager = [](PassManager &pm) {
+    (void)applyPassManagerCLOptions(pm);
+    applyDefaultTimingPassManagerCLOptions(pm);
+  };
+  llvm::Expected<std::unique_ptr<JitModule>> jit =
+      JitModule::compile(*module, options);
+  if (!jit)
+    return fail(jit.takeError());
+
+  std::vector<EntryPoint> entries = model.generationEntryPoints(bucket);
+  const EntryPoint &pre = entries[0], &dec = entries[1];
+  int64_t vocab = pre.results[0].shape[2];
+  llvm::ArrayRef<int64_t> cacheShape = dec.inputs[2].shape;
+  int64_t layers = cacheShape[0], heads = cacheShape[3], hd = cacheShape[5];
+  HostTensor tokens = resizeDim(*promptTokens, 1, bucket);
+  HostTensor preLogits(DType::f32, pre.results[0].shape),
+      preKv(DType::f32, pre.results[1].shape);
+  HostTensor kvCache(DType::f32, cacheShape);
+  std::memset(kvCache.data(), 0, kvCache.numBytes());
+  HostTensor token(DType::i64, {b, 1}), position(DType::i64, {b}),
+      logits(DType::f32, {b, vocab}), kvRow(DType::f32, dec.results[1].shape);
+  HostTensor sequences(DType::i64, {b, len + generate}),
+      scores(DType::f32, {b, generate, vocab});
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t t = 0; t < len; ++t)
+      sequences.setInt(i * (len + generate) + t, promptTokens->getInt(i * len + t));
+
+  // Picks each sequence's next token from `rows` (b rows of `vocab`).
+  auto choose = [&](const float *rows, int64_t rowStride, int64_t step) {
+    for (int64_t i = 0; i < b; ++i) {
+      const float *row = rows + i * rowStride;
+      std::memcpy(scores.as<float>() + (i * generate + step) * vocab, row,
+                  vocab * sizeof(float));
+      int64_t next = std::max_element(row, row + vocab) - row;
+      token.setInt(i, next);
+      sequences.setInt(i * (len + generate) + len + step, next);
+    }
+  };
+  float *cacheData = kvCache.as<float>();
+  auto t1 = std::chrono::steady_clock::now();
+  if (llvm::Error err = (*jit)->invoke("prefill", {&tokens, &*weights},
+                                       {&preLogits, &preKv}))
+    return fail(std::move(err));
+  // The prompt's rows of every layer's K and V into the cache.
+  for (int64_t lw = 0; lw < layers * 2; ++lw)
+    for (int64_t ih = 0; ih < b * heads; ++ih)
+      std::memcpy(cacheData + (lw * b * heads + ih) * cache * hd,
+                  preKv.as<float>() + (lw * b * heads + ih) * bucket * hd,
+                  len * hd * sizeof(float));
+  choose(preLogits.as<float>() + (len - 1) * vocab, bucket * vocab, 0);
+  double prefillSeconds = secondsSince(t1);
+  auto t2 = std::chrono::steady_clock::now();
+  for (int64_t step = 1; step < generate; ++step) {
+    int64_t pos = len + step - 1;
+    for (int64_t i = 0; i < b; ++i)
+      position.setInt(i, pos);
+    if (llvm::Error err = (*jit)->invoke(
+            "decode", {&token, &position, &kvCache, &*weights}, {&logits, &kvRow}))
+      return fail(std::move(err));
+    for (int64_t lw = 0; lw < layers * 2; ++lw)
+      for (int64_t ih = 0; ih < b * heads; ++ih)
+        std::memcpy(cacheData + ((lw * b * heads + ih) * cache + pos) * hd,
+                    kvRow.as<float>() + (lw * b * heads + ih) * hd,
+                    hd * sizeof(float));
+    choose(logits.as<float>(), vocab, step);
+  }
+  double decodeSeconds = secondsSince(t2);
+
+  const JitTimings &times = (*jit)->timings();
+  llvm::outs() << "attn-compile: " << model.kind() << " model " << specFile
+               << ", generating " << generate << " token(s) after a prompt of "
+               << len << " (" << b << " sequence(s), cache of " << cache
+               << " positions, prefill compiled for " << bucket << ")\n";
+  llvm::outs() << llvm::format("  build IR  %8.3f s\n", buildSeconds);
+  llvm::outs() << llvm::format("  passes    %8.3f s  (%s)\n", times.lowering,
+                               options.pipeline.c_str());
+  llvm::outs() << llvm::format("  JIT       %8.3f s\n", times.translation);
+  llvm::outs() << llvm::format("  prefill   %8.4f s  %lld token(s): %.1f "
+                               "tokens/s\n",
+                               prefillSeconds, (long long)(b * len),
+                               b * len / prefillSeconds);
+  if (generate > 1)
+    llvm::outs() << llvm::format(
+        "  decode    %8.4f s  %lld step(s): %.1f tokens/s (%.3f ms per "
+        "step)\n",
+        decodeSeconds, (long long)(generate - 1),
+        b * (generate - 1) / decodeSeconds,
+        1e3 * decodeSeconds / (generate - 1));
+  for (int64_t i = 0; i < b; ++i) {
+    llvm::outs() << "  tokens[" << i << "]:";
+    for (int64_t t = 0; t < len + generate; ++t)
+      llvm::outs() << (t == len ? " |" : "") << " "
+                   << sequences.getInt(i * (len + generate) + t);
+    llvm::outs() << "\n";
+  }
+  if (!outputFile.empty())
+    if (llvm::Error err = writeNpy(outputFile, sequences))
+      return fail(std::move(err));
+  if (!scoresFile.empty())
+    if (llvm::Error err = writeNpy(scoresFile, scores))
+      return fail(std::move(err));
+  return 0;
+}
+
 /// --tune: every tile candidate of the target compiled and timed on one
 /// batch of the model's inputs; the fastest goes into the tuning cache.
 static int tuneModel(const Model &model, ModuleOp module,
@@ -940,9 +1149,15 @@ int main(int argc, char **argv) {
       "gpt, gat) or a Hugging Face model folder (GPT-2, ViT) through the "
       "attn pipelines; run it (--run) or write a stage of the compilation "
       "(--emit)\n");
-  if (!run && !tune && emit == Emit::none && packedWeightsFile.empty())
-    return fail("nothing to do: give --run, --emit=STAGE, --tune or "
-                "--save-packed-weights");
+  if (!run && !tune && emit == Emit::none && packedWeightsFile.empty() &&
+      generate == 0)
+    return fail("nothing to do: give --run, --emit=STAGE, --tune, --generate "
+                "or --save-packed-weights");
+  if (generate < 0 || (generate > 0 && (run || tune)))
+    return fail("--generate N needs N >= 1 and runs by itself (not with "
+                "--run or --tune)");
+  if (generate == 0 && (!prompt.empty() || !scoresFile.empty()))
+    return fail("--prompt and --scores need --generate N");
   if (llvm::Error err = configureMemoryBudget(memoryBudgetOption))
     return fail(std::move(err));
   if (!run) {
@@ -950,9 +1165,12 @@ int main(int argc, char **argv) {
     for (cl::Option *o : std::initializer_list<cl::Option *>{
              std::addressof(inputFiles), &labelsFile, &outputFile, &reference,
              &workers, &repeat})
-      // --tune times the model on --input too.
+      // --tune times the model on --input too; --generate reads its prompt
+      // from --input and writes the tokens to --output.
       if (o->getNumOccurrences() &&
-          !(tune && o == static_cast<cl::Option *>(std::addressof(inputFiles))))
+          !((tune || generate > 0) &&
+            o == static_cast<cl::Option *>(std::addressof(inputFiles))) &&
+          !(generate > 0 && o == static_cast<cl::Option *>(&outputFile)))
         return fail("--" + o->ArgStr + " applies to a run: add --run");
   }
   if (workers < 1 || repeat < 1)
@@ -1084,8 +1302,15 @@ int main(int argc, char **argv) {
     if (int rc = runModel(**model, *copy, buildSeconds))
       return rc;
   }
+  if (generate > 0 && emit == Emit::none)
+    return generateTokens(**model);
   if (emit == Emit::none)
     return 0;
+  if (generate > 0) {
+    if (!(*model)->cacheLength())
+      return fail("--generate needs a gpt model with a language-model head");
+    (*model)->addGeneration(*module, (*model)->cacheLength());
+  }
 
   // The emitted entry point has the runtime's C interface; the target is
   // recorded before the pipeline so that every lowering and the code
