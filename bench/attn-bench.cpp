@@ -8,7 +8,8 @@
 // measured FMA peak and the OpenBLAS kernel. scripts/bench-table.py turns the
 // JSON into a table. With --check, each attn-mlir configuration's output is
 // compared with the C++ reference (sampled rows at large L) before it is
-// timed, and a mismatch makes the run fail.
+// timed, and a mismatch makes the run fail. gpt-decode / gpt-forward time
+// one generated token with and without the K/V cache.
 //
 //   attn-bench [--full] [--check] [--benchmark_filter=...]
 //              [--benchmark_format=json]
@@ -18,6 +19,7 @@
 #include "bench/Peak.h"
 #include "bench/UnfusedAttention.h"
 #include "lib/Graph/Graph.h"
+#include "lib/Models/Model.h"
 #include "lib/Runtime/Evaluate.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Reference.h"
@@ -26,7 +28,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include "HalideBuffer.h"
 #include "halide_attention_causal.h"
@@ -655,6 +659,126 @@ void registerGat() {
     }
 }
 
+/// GPT generation: one @decode step with `ctx` cached positions against
+/// @forward over the whole prefix of `ctx` tokens (what a token costs when
+/// generating without a cache), on one seeded GPT: 4 layers, width 384, 6
+/// heads, vocabulary 4096, a cache of 512 positions. Counters: flops per call
+/// (2 x the multiply-adds of projections, MLP, logits and attention) and
+/// tokens/s.
+constexpr int64_t kGptLayers = 4, kGptWidth = 384, kGptHeads = 6,
+                  kGptVocab = 4096, kGptCache = 512;
+
+/// 2 x multiply-adds of `tokens` new tokens attending to `keys` keys each
+/// (on average).
+double gptFlops(double tokens, double keys) {
+  double d = kGptWidth;
+  double perToken = kGptLayers * 12 * d * d + kGptVocab * d;
+  return 2 * tokens * (perToken + kGptLayers * 2 * keys * d);
+}
+
+/// The seeded GPT compiled for `seqLen` positions, or null (error in `why`).
+std::unique_ptr<Model> loadGpt(int64_t seqLen, std::string &why) {
+  llvm::SmallString<128> path;
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "attn-bench-gpt", "json", fd, path)) {
+    why = ec.message();
+    return nullptr;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << llvm::formatv("{{\"kind\": \"gpt\", \"vocab_size\": {0}, "
+                        "\"n_positions\": {1}, \"n_embd\": {2}, \"n_layer\": "
+                        "{3}, \"n_head\": {4}, \"seq_len\": {5}}",
+                        kGptVocab, kGptCache, kGptWidth, kGptLayers, kGptHeads,
+                        seqLen);
+  }
+  llvm::Expected<std::unique_ptr<Model>> m = Model::load(path);
+  llvm::sys::fs::remove(path);
+  if (!m) {
+    why = llvm::toString(m.takeError());
+    return nullptr;
+  }
+  return std::move(*m);
+}
+
+void runGpt(benchmark::State &state, bool decode, int64_t ctx) {
+  std::string why;
+  std::unique_ptr<Model> model = loadGpt(decode ? kGptCache : ctx, why);
+  if (!model) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  llvm::Expected<HostTensor> weights = packWeights(*model, nullptr, 1);
+  if (!weights) {
+    state.SkipWithError(llvm::toString(weights.takeError()).c_str());
+    return;
+  }
+  OwningOpRef<ModuleOp> module;
+  std::string fn = decode ? "decode" : "forward";
+  if (decode) {
+    module = ModuleOp::create(UnknownLoc::get(&context()));
+    model->addGeneration(*module, /*prefillLength=*/8);
+  } else {
+    module = model->build(context());
+  }
+  JitOptions options;
+  options.pipeline = "attn-cpu-pipeline";
+  auto jit = JitModule::compile(*module, options);
+  if (!jit) {
+    state.SkipWithError(llvm::toString(jit.takeError()).c_str());
+    return;
+  }
+  llvm::Expected<std::vector<HostTensor>> results =
+      (*jit)->allocateResults(fn);
+  const FunctionType *sig = (*jit)->signature(fn);
+  std::vector<HostTensor> inputs;
+  for (Type t : sig->getInputs().drop_back()) {
+    auto rt = cast<RankedTensorType>(t);
+    HostTensor h(*dtypeOf(rt.getElementType()), rt.getShape());
+    for (int64_t i = 0; i < h.numElements(); ++i)
+      h.setDouble(i, h.dtype() == DType::i64 ? (i * 7) % kGptVocab
+                                             : 0.01 * ((i % 13) - 6));
+    inputs.push_back(std::move(h));
+  }
+  if (decode)
+    inputs[1].setInt(0, ctx); // the new token's position: ctx cached keys
+  std::vector<HostTensor *> in, out;
+  for (HostTensor &t : inputs)
+    in.push_back(&t);
+  in.push_back(&*weights);
+  for (HostTensor &t : *results)
+    out.push_back(&t);
+  if (llvm::Error err = (*jit)->invoke(fn, in, out)) { // warm-up
+    state.SkipWithError(llvm::toString(std::move(err)).c_str());
+    return;
+  }
+  for (auto _ : state)
+    cantFail((*jit)->invoke(fn, in, out));
+  // Per generated token: decode computes one; the forward recomputes ctx
+  // tokens (causal: ctx / 2 keys each on average) to get one.
+  double flops = decode ? gptFlops(1, ctx + 1) : gptFlops(ctx, (ctx + 1) / 2.0);
+  state.counters["flops_per_token"] = flops;
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void registerGeneration() {
+  for (int64_t ctx : {32, 64, 128, 256, 511})
+    benchmark::RegisterBenchmark(
+        ("gpt-decode/ctx" + std::to_string(ctx)).c_str(),
+        [ctx](benchmark::State &s) { runGpt(s, /*decode=*/true, ctx); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  benchmark::RegisterBenchmark(
+      "gpt-forward/ctx256",
+      [](benchmark::State &s) { runGpt(s, /*decode=*/false, 256); })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -694,6 +818,7 @@ int main(int argc, char **argv) {
   registerGraphMasks();
   registerVariants(full);
   registerGat();
+  registerGeneration();
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data()))
     return 1;
