@@ -106,11 +106,34 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
   if (!reader)
     return reader.takeError();
   EdgeList graph;
-  int largestLine = 0;
+  int largestLine = 0, headerLine = 0;
+  // SNAP's header "# Nodes: N Edges: M" declares the node count: ids are
+  // below N, and nodes without edges after the last id are kept.
+  int64_t declared = -1;
   StringRef line;
   while (reader->next(line)) {
-    if (isComment(line))
+    if (isComment(line)) {
+      StringRef c = line.ltrim().drop_front().ltrim();
+      if (c.consume_front("Nodes:")) {
+        auto t = tokens(c);
+        int64_t n;
+        if (t.empty() || t[0].getAsInteger(10, n) || n < 0 ||
+            n == std::numeric_limits<int64_t>::max())
+          return reader->error("expected '# Nodes: N' with a node count N >= "
+                               "0, got '" +
+                               line.trim() + "'");
+        if (declared >= 0 && n != declared)
+          return reader->error("'# Nodes: " + llvm::Twine(n) +
+                               "' contradicts the earlier '# Nodes: " +
+                               llvm::Twine(declared) + "'");
+        if (llvm::Error err = reader->checkNodes(
+                reader->line(), n, "'# Nodes: " + llvm::Twine(n) + "'"))
+          return std::move(err);
+        declared = n;
+        headerLine = reader->line();
+      }
       continue;
+    }
     auto t = tokens(line);
     int64_t src, dst;
     if (t.size() != 2 || t[0].getAsInteger(10, src) ||
@@ -126,11 +149,21 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
     if (largest == std::numeric_limits<int64_t>::max())
       return reader->error("node id " + llvm::Twine(largest) +
                            " is too large (ids must be below 2^63 - 1)");
+    if (declared >= 0 && largest >= declared)
+      return reader->error("node id " + llvm::Twine(largest) +
+                           " is outside the " + llvm::Twine(declared) +
+                           " nodes of the header (line " +
+                           llvm::Twine(headerLine) + ": '# Nodes: " +
+                           llvm::Twine(declared) + "')");
     graph.edges.push_back({src, dst});
     if (largest + 1 > graph.numNodes) {
       graph.numNodes = largest + 1;
       largestLine = reader->line();
     }
+  }
+  if (declared >= 0) {
+    graph.numNodes = declared; // checked at the header's line
+    return graph;
   }
   if (llvm::Error err =
           reader->checkNodes(largestLine, graph.numNodes,
