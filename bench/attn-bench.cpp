@@ -732,6 +732,11 @@ void runGpt(benchmark::State &state, bool decode, int64_t ctx) {
   llvm::Expected<std::vector<HostTensor>> results =
       (*jit)->allocateResults(fn);
   const FunctionType *sig = (*jit)->signature(fn);
+  if (!results || !sig) {
+    state.SkipWithError(results ? "no signature"
+                                : llvm::toString(results.takeError()).c_str());
+    return;
+  }
   std::vector<HostTensor> inputs;
   for (Type t : sig->getInputs().drop_back()) {
     auto rt = cast<RankedTensorType>(t);

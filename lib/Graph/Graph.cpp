@@ -106,9 +106,11 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
   if (!reader)
     return reader.takeError();
   EdgeList graph;
-  int largestLine = 0, headerLine = 0;
-  // SNAP's header "# Nodes: N Edges: M" declares the node count: ids are
-  // below N, and nodes without edges after the last id are kept.
+  int largestLine = 0;
+  // SNAP's header "# Nodes: N Edges: M" declares the node count, so nodes
+  // without edges after the largest id are kept. It is a count, not a bound:
+  // several SNAP graphs (web-Google, com-DBLP) number nodes sparsely, with
+  // ids past N, so the node count is max(N, largest id + 1).
   int64_t declared = -1;
   StringRef line;
   while (reader->next(line)) {
@@ -130,7 +132,6 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
                 reader->line(), n, "'# Nodes: " + llvm::Twine(n) + "'"))
           return std::move(err);
         declared = n;
-        headerLine = reader->line();
       }
       continue;
     }
@@ -149,19 +150,13 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
     if (largest == std::numeric_limits<int64_t>::max())
       return reader->error("node id " + llvm::Twine(largest) +
                            " is too large (ids must be below 2^63 - 1)");
-    if (declared >= 0 && largest >= declared)
-      return reader->error("node id " + llvm::Twine(largest) +
-                           " is outside the " + llvm::Twine(declared) +
-                           " nodes of the header (line " +
-                           llvm::Twine(headerLine) + ": '# Nodes: " +
-                           llvm::Twine(declared) + "')");
     graph.edges.push_back({src, dst});
     if (largest + 1 > graph.numNodes) {
       graph.numNodes = largest + 1;
       largestLine = reader->line();
     }
   }
-  if (declared >= 0) {
+  if (declared > graph.numNodes) {
     graph.numNodes = declared; // checked at the header's line
     return graph;
   }

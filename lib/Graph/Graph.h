@@ -30,9 +30,10 @@ struct EdgeList {
 
 /// Reads a SNAP-style edge list: one "src dst" pair of non-negative integer
 /// ids per line, '#' or '%' comments, blank lines ignored. The node count is
-/// the one SNAP's header comment declares (`# Nodes: N Edges: M`: ids must be
-/// below N, and nodes without edges after the largest id are kept), else the
-/// largest id + 1. Errors name the file and line.
+/// the largest id + 1, or more when SNAP's header comment declares more
+/// (`# Nodes: N Edges: M`: nodes without edges after the largest id are
+/// kept; N is a count, and sparsely numbered SNAP graphs have ids past it).
+/// Errors name the file and line.
 llvm::Expected<EdgeList> readEdgeList(llvm::StringRef path);
 
 /// Reads a Matrix Market coordinate file (`pattern`, `real` or `integer`,

@@ -29,6 +29,7 @@ public:
   using Model::basePrefix;
   using Model::batchSize;
   using Model::checkpointFile;
+  using Model::folderPath;
   using Model::padded;
   int64_t vocab = 0, context = 0, seqLen = 0, dModel = 0, heads = 0,
           layers = 0, inner = 0;
@@ -304,28 +305,7 @@ public:
   }
 
   Value buildForward(NetBuilder &net, ValueRange inputs) const override {
-    OpBuilder &b = net.builder();
-    Location loc = net.getLoc();
-    MLIRContext *ctx = b.getContext();
-    Value wte = weight(net, "wte.weight");
-    Value wpe = net.reshape(
-        tensor::ExtractSliceOp::create(
-            b, loc, weight(net, "wpe.weight"),
-            ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
-            ArrayRef<OpFoldResult>{b.getIndexAttr(seqLen),
-                                   b.getIndexAttr(dModel)},
-            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)}),
-        {seqLen, dModel});
-    // x[b, t, d] = wte[tokens[b, t], d] + wpe[t, d] (ids checked at run time).
-    Value x = buildElementwise(
-        b, loc, net.empty({batchSize, seqLen, dModel}), {inputs[0], wpe},
-        {dimsMap(ctx, 3, {0, 1}), dimsMap(ctx, 3, {1, 2})},
-        [&](OpBuilder &nb, Location nl, ValueRange a) {
-          Value row = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
-          Value col = linalg::IndexOp::create(nb, nl, 2);
-          Value e = tensor::ExtractOp::create(nb, nl, wte, ValueRange{row, col});
-          return arith::AddFOp::create(nb, nl, e, a[1]).getResult();
-        });
+    Value x = embed(net, inputs[0], /*positions=*/Value());
 
     AttentionMask causal;
     causal.kind = MaskKind::causal;
@@ -341,7 +321,7 @@ public:
       x = net.add(x, h);
       x = mlpBlock(net, x, p);
     }
-    return head(net, x, wte);
+    return head(net, x, weight(net, "wte.weight"));
   }
 
   /// x + c_proj(act(c_fc(ln_2(x)))) of block `p`.
@@ -435,6 +415,7 @@ std::unique_ptr<Model> mlir::attn::parseHfGpt2(SpecReader &spec,
   m->seqLen = o.seqLen ? o.seqLen : m->context;
   m->batchSize = o.batch ? o.batch : 1;
   m->checkpointFile = findFolderCheckpoint(folder);
+  m->folderPath = folder.str();
   finishGpt(spec, *m, "n_embd", "n_head", "n_positions");
   return m;
 }

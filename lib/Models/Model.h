@@ -83,6 +83,8 @@ public:
   /// The checkpoint a Hugging Face folder carries (model.safetensors, or
   /// model.safetensors.index.json for shards), "" for a JSON description.
   llvm::StringRef folderCheckpoint() const { return checkpointFile; }
+  /// The Hugging Face folder the model was read from, "" for a description.
+  llvm::StringRef folder() const { return folderPath; }
   /// The name a checkpoint may use instead of weight `name`: Hugging Face
   /// checkpoints of a model with a head prefix the base model's weights
   /// ("transformer.", "vit."), those of the base model do not; "" when there
@@ -167,7 +169,7 @@ protected:
   TensorSpec outputSpec;
   int64_t batchSize = 1;
   bool chunks = true;
-  std::string checkpointFile;
+  std::string checkpointFile, folderPath;
   std::optional<PaddedSequence> padded;
   /// The base model's prefix in Hugging Face checkpoints ("" elsewhere).
   std::string basePrefix;

@@ -34,8 +34,8 @@ std::string readArchitecture(SpecReader &spec,
                              llvm::ArrayRef<llvm::StringRef> supported,
                              llvm::StringRef def);
 /// The checkpoint of a Hugging Face folder: model.safetensors, else
-/// model.safetensors.index.json (shards), else "" (a folder without weights
-/// runs seeded, like a description).
+/// model.safetensors.index.json (shards), else "" (the tools then need
+/// --weights: a folder's model never runs seeded by accident).
 std::string findFolderCheckpoint(llvm::StringRef folder);
 
 /// The description's `batch` (default 1), unless --batch overrides it.

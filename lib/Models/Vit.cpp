@@ -25,6 +25,7 @@ public:
   using Model::basePrefix;
   using Model::batchSize;
   using Model::checkpointFile;
+  using Model::folderPath;
   int64_t image = 0, channels = 0, patch = 0, hidden = 0, layers = 0,
           heads = 0, mlp = 0, classes = 0, window = 0, relClip = 0;
   std::string attention;
@@ -326,12 +327,14 @@ std::unique_ptr<Model> mlir::attn::parseHfVit(SpecReader &spec,
   m->activation = act == "gelu_pytorch_tanh" ? "gelu_new" : act;
   m->eps = spec.positiveNumber("layer_norm_eps", 1e-12);
   m->qkvBias = spec.boolean("qkv_bias", true);
-  // PretrainedConfig: num_labels, else as many as id2label names, else 2.
+  // PretrainedConfig: as many labels as id2label names (it wins over a
+  // conflicting num_labels), else num_labels, else 2.
   if (m->classify) {
-    if (!spec.isUnset("num_labels"))
-      m->classes = spec.integer("num_labels");
-    else if (const llvm::json::Object *labels = spec.object("id2label", false))
+    if (const llvm::json::Object *labels =
+            spec.isUnset("id2label") ? nullptr : spec.object("id2label", false))
       m->classes = static_cast<int64_t>(labels->size());
+    else if (!spec.isUnset("num_labels"))
+      m->classes = spec.integer("num_labels");
     else
       m->classes = 2;
     spec.check(m->classes >= 1, "id2label", "expected at least one label");
@@ -340,6 +343,7 @@ std::unique_ptr<Model> mlir::attn::parseHfVit(SpecReader &spec,
   m->attention = "dense";
   m->batchSize = o.batch ? o.batch : 1;
   m->checkpointFile = findFolderCheckpoint(folder);
+  m->folderPath = folder.str();
   if (spec.failed())
     return m;
   spec.check(m->image % m->patch == 0, "patch_size",

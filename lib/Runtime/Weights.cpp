@@ -196,7 +196,7 @@ Expected<Checkpoint> mlir::attn::readCheckpoint(StringRef path) {
     return createStringError("%s: expected a JSON object with an object "
                              "\"weight_map\" (tensor name: shard file)",
                              p.c_str());
-  // The shards in the order they first appear, each with its tensors.
+  // Each shard once, with the tensors the index puts in it.
   std::vector<std::string> shards;
   llvm::StringMap<std::vector<std::string>> wanted;
   for (const auto &kv : *map) {

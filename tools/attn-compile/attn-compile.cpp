@@ -415,6 +415,19 @@ static llvm::Error collectInputs(const Model &model,
     if (padded && padded->input == i && got.size() == want.size() &&
         got[padded->inputDim] >= 1 &&
         got[padded->inputDim] < want[padded->inputDim]) {
+      llvm::SmallVector<int64_t> paddedShape(got);
+      paddedShape[padded->inputDim] = want[padded->inputDim];
+      llvm::Expected<uint64_t> bytes = checkedTensorBytes(
+          paddedShape, dtypeSize(t->dtype()),
+          path + ": input '" + name + "' padded to the compiled length");
+      if (!bytes)
+        return bytes.takeError();
+      if (llvm::Error err = checkBudget(
+              *bytes + t->numBytes(),
+              path + ": input '" + name + "' and its copy padded to the " +
+                  "compiled length " +
+                  llvm::Twine(want[padded->inputDim])))
+        return err;
       length = got[padded->inputDim];
       *t = resizeDim(*t, padded->inputDim, want[padded->inputDim]);
       got = t->shape();
@@ -498,9 +511,16 @@ static std::string checkpointPath(const Model &model) {
                              : std::string(weightsFile);
 }
 
-/// The packed weights: from the checkpoint, or the seeded initialisation.
+/// The packed weights: from the checkpoint, or the seeded initialisation
+/// (never for a Hugging Face folder: its model is its weights).
 static llvm::Expected<HostTensor> loadWeights(const Model &model) {
   std::string path = checkpointPath(model);
+  if (path.empty() && !model.folder().empty())
+    return llvm::createStringError(
+        "%s: no model.safetensors or model.safetensors.index.json in the "
+        "folder (save it with save_pretrained(..., safe_serialization=True), "
+        "or give --weights FILE.safetensors)",
+        model.folder().str().c_str());
   if (path.empty())
     return packWeights(model, /*checkpoint=*/nullptr, seed);
   llvm::Expected<Checkpoint> checkpoint = readCheckpoint(path);
@@ -542,6 +562,22 @@ static void copyChunk(const Model &model, const std::vector<HostTensor> &inputs,
       std::memset(chunk[i].data(), 0, chunk[i].numBytes());
     copyItems(inputs[i], first, chunk[i], 0, count);
   }
+}
+
+/// The JIT's options of a run: the command line's pipeline, target and
+/// pass-manager options, and the GPU runtime when a GPU target is used.
+static JitOptions jitOptions() {
+  JitOptions options;
+  options.pipeline = pipelineText();
+  if (gpuDevice)
+    options.sharedLibs.push_back(gpuDevice->library);
+  options.targetCpu = targetCpu;
+  options.targetFeatures = targetFeatures;
+  options.configurePassManager = [](PassManager &pm) {
+    (void)applyPassManagerCLOptions(pm);
+    applyDefaultTimingPassManagerCLOptions(pm);
+  };
+  return options;
 }
 
 static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
@@ -626,16 +662,7 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
       return fail(std::move(err));
   }
 
-  JitOptions options;
-  options.pipeline = pipelineText();
-  if (gpuDevice)
-    options.sharedLibs.push_back(gpuDevice->library);
-  options.targetCpu = targetCpu;
-  options.targetFeatures = targetFeatures;
-  options.configurePassManager = [](PassManager &pm) {
-    (void)applyPassManagerCLOptions(pm);
-    applyDefaultTimingPassManagerCLOptions(pm);
-  };
+  JitOptions options = jitOptions();
   llvm::Expected<std::unique_ptr<JitModule>> jit =
       JitModule::compile(module, options);
   if (!jit)
@@ -984,7 +1011,7 @@ static int generateTokens(const Model &model) {
   if (!promptTokens)
     return fail(promptTokens.takeError());
   int64_t b = model.batch(), len = promptTokens->shape()[1];
-  if (len + generate > cache)
+  if (generate > cache - len)
     return fail("the prompt (" + llvm::Twine(len) + " tokens) and " +
                 llvm::Twine(generate) + " generated tokens exceed the cache of " +
                 llvm::Twine(cache) +
@@ -1007,14 +1034,7 @@ static int generateTokens(const Model &model) {
     return fail("the generated module does not verify (a bug: please "
                 "report it with the description)");
   double buildSeconds = secondsSince(t0);
-  JitOptions options;
-  options.pipeline = pipelineText();
-  options.targetCpu = targetCpu;
-  options.targetFeatures = targetFeatures;
-  options.configurePassManager = [](PassManager &pm) {
-    (void)applyPassManagerCLOptions(pm);
-    applyDefaultTimingPassManagerCLOptions(pm);
-  };
+  JitOptions options = jitOptions();
   llvm::Expected<std::unique_ptr<JitModule>> jit =
       JitModule::compile(*module, options);
   if (!jit)
@@ -1183,6 +1203,15 @@ int main(int argc, char **argv) {
                 "--run or --tune)");
   if (generate == 0 && (!prompt.empty() || !scoresFile.empty()))
     return fail("--prompt and --scores need --generate N");
+  if (generate > 0 && gpuTarget != "cpu")
+    return fail("--generate runs on the CPU (--target=cpu); the GPU targets "
+                "compile @forward");
+  if (generate > 0 && emit != Emit::none &&
+      (!prompt.empty() || !scoresFile.empty() || !inputFiles.empty() ||
+       !outputFile.empty()))
+    return fail("--generate with --emit only adds @prefill and @decode to the "
+                "emitted module; --prompt, --input, --output and --scores "
+                "belong to a generation run (without --emit)");
   if (llvm::Error err = configureMemoryBudget(memoryBudgetOption))
     return fail(std::move(err));
   if (!run) {
