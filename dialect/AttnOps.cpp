@@ -485,7 +485,8 @@ LogicalResult GatOp::verify() {
                                 {"att_src", getAttSrc()},
                                 {"att_dst", getAttDst()},
                                 {"bias", getBias()},
-                                {"output", getOutput()}})))
+                                {"output", getOutput()},
+                                {"alpha", getAlpha()}})))
     return failure();
 
   ArrayRef<int64_t> x = shapeOf(getX()), att = shapeOf(getAttSrc());
@@ -511,6 +512,18 @@ LogicalResult GatOp::verify() {
       failed(expectShape(op, getOutput(), "output",
                          concat ? "N x H*C" : "N x C", {n, outDim})))
     return failure();
+  if (Value alpha = getAlpha()) {
+    // One coefficient per CSR edge and head, then one per added self loop.
+    int64_t nnz = shapeOf(getColIdx())[0];
+    std::optional<int64_t> edges =
+        getAddSelfLoops() ? addDims(nnz, n) : std::optional<int64_t>(nnz);
+    if (!edges)
+      return emitOpError() << "nnz + N (alpha's rows) overflows int64";
+    if (failed(expectShape(op, alpha, "alpha",
+                           getAddSelfLoops() ? "nnz+N x H" : "nnz x H",
+                           {*edges, heads})))
+      return failure();
+  }
 
   if (cast<RankedTensorType>(getRowPtr().getType()).getElementType() !=
       cast<RankedTensorType>(getColIdx().getType()).getElementType())

@@ -275,6 +275,14 @@ def Attn_GatOp : Attn_Op<"gat", [Pure]> {
     Duplicate edges are separate edges (each enters the softmax), as in PyG.
     With `add_self_loops` (default true, as in PyG) existing self loops are
     dropped and one self loop per node is added. A node without in-edges gets `0` (plus bias), never NaN.
+
+    The optional second result `alpha` (`E' x H`, the output's element
+    type) holds the attention coefficients per edge, as PyG's
+    `return_attention_weights`: entry `e < nnz` is CSR edge `e` (`0` for a
+    self loop that `add_self_loops` drops), and with `add_self_loops` entry
+    `nnz + i` is node `i`'s added self loop, so `E' = nnz + N` (else `nnz`).
+    The fused CPU lowering never materialises per-edge coefficients: an op
+    that returns them takes the unfused lowering.
     Element types as for `attn.sdpa` (f16/bf16: computed in f32, the output
     rounded once).
 
@@ -296,7 +304,7 @@ def Attn_GatOp : Attn_Op<"gat", [Pure]> {
     DefaultValuedAttr<F64Attr, "0.2">:$negative_slope,
     DefaultValuedAttr<Attn_HeadCombineAttr, "::mlir::attn::HeadCombine::concat">:$combine,
     DefaultValuedAttr<BoolAttr, "true">:$add_self_loops);
-  let results = (outs AnyRankedTensor:$output);
+  let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$alpha);
 
   let assemblyFormat = [{
     $x `,` $weight `,` $att_src `,` $att_dst `graph` `(` $row_ptr `,` $col_idx `)`

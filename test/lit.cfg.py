@@ -32,6 +32,7 @@ llvm_config.use_default_substitutions()
 torch_python = "/usr/bin/python3"
 config.substitutions.append(("%torch_python", torch_python))
 config.substitutions.append(("%hf", os.path.join(config.test_source_root, "Inputs", "hf")))
+config.substitutions.append(("%pyg", os.path.join(config.test_source_root, "Inputs", "pyg")))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)

@@ -17,6 +17,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cstring>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -27,6 +28,8 @@ namespace {
 struct GatLayer {
   int64_t heads = 1, channels = 1;
   bool concat = true, bias = true;
+  /// PyG's return_attention_weights: the layer's alpha is an extra output.
+  bool attentionWeights = false;
 };
 
 class Gat : public Model {
@@ -41,6 +44,11 @@ public:
   std::vector<int64_t> order;
   double densityBefore = 0, densityAfter = 0;
   static constexpr int64_t kDensityBlock = 64;
+  /// With return_attention_weights: PyG's edges (src, dst) in its order, and
+  /// for each the row of attn.gat's alpha result that holds it.
+  std::vector<std::pair<int64_t, int64_t>> pygEdges;
+  std::vector<int64_t> alphaRow;
+  int64_t alphaHeads = 0;
 
   static std::string prefix(size_t n) {
     return "conv" + std::to_string(n + 1) + ".";
@@ -66,6 +74,69 @@ public:
       in = out;
     }
     outputSpec = {"output", DType::f32, {graph.numNodes, in}};
+    // attn.gat's alpha (CSR edges, then the self loops it adds); the run
+    // reorders it into PyG's edges (finishExtraOutput).
+    if (alphaHeads)
+      extraOutputSpecs.push_back(
+          {"attention_weights", DType::f32,
+           {graph.numEdges() + (selfLoops ? graph.numNodes : 0), alphaHeads}});
+  }
+
+  /// PyG's edge order for the attention weights, and where attn.gat's alpha
+  /// (CSR edges, then one self loop per node) holds each edge. PyG's
+  /// GATConv removes existing self loops and appends one per node (with
+  /// add_self_loops); the other edges keep the order of its edge_index: the
+  /// file's, or, after to_undirected (symmetrize), sorted by (src, dst).
+  void orderAttentionEdges(const EdgeList &file, bool symmetrize) {
+    int64_t n = graph.numNodes, nnz = graph.numEdges();
+    // CSR slots of each (src, dst), in row order.
+    std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> slots;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t e = graph.rowPtr[i]; e < graph.rowPtr[i + 1]; ++e)
+        slots[{graph.colIdx[e], i}].push_back(e);
+    std::vector<std::pair<int64_t, int64_t>> edges;
+    if (symmetrize) {
+      for (const auto &kv : slots)
+        for (size_t k = 0; k < kv.second.size(); ++k)
+          edges.push_back(kv.first);
+    } else {
+      for (const Edge &e : file.edges)
+        edges.push_back({e.src, e.dst});
+    }
+    std::map<std::pair<int64_t, int64_t>, size_t> used;
+    for (const auto &e : edges) {
+      if (selfLoops && e.first == e.second)
+        continue;
+      pygEdges.push_back(e);
+      alphaRow.push_back(slots[e][used[e]++]);
+    }
+    if (selfLoops)
+      for (int64_t i = 0; i < n; ++i) {
+        pygEdges.push_back({i, i});
+        alphaRow.push_back(nnz + i);
+      }
+  }
+
+  void finishExtraOutput(size_t, HostTensor &alpha) const override {
+    HostTensor ordered(DType::f32,
+                       {static_cast<int64_t>(alphaRow.size()), alphaHeads});
+    for (size_t k = 0; k < alphaRow.size(); ++k)
+      std::memcpy(ordered.as<float>() + k * alphaHeads,
+                  alpha.as<float>() + alphaRow[k] * alphaHeads,
+                  alphaHeads * sizeof(float));
+    alpha = std::move(ordered);
+  }
+
+  std::optional<HostTensor> attentionEdges() const override {
+    if (!alphaHeads)
+      return std::nullopt;
+    int64_t count = static_cast<int64_t>(pygEdges.size());
+    HostTensor t(DType::i64, {2, count});
+    for (int64_t k = 0; k < count; ++k) {
+      t.setInt(k, pygEdges[k].first);
+      t.setInt(count + k, pygEdges[k].second);
+    }
+    return t;
   }
 
   llvm::Expected<HostTensor> defaultInput(size_t index,
@@ -99,6 +170,17 @@ public:
           return llvm::createStringError(
               "input 'col_idx'[%lld] = %lld is not a node id in [0, %lld)",
               (long long)e, (long long)t.getInt(e), (long long)n);
+    // The attention weights are ordered by the description's graph.
+    if (alphaHeads && index >= 1) {
+      const std::vector<int64_t> &own = index == 1 ? graph.rowPtr : graph.colIdx;
+      for (int64_t k = 0; k < t.numElements(); ++k)
+        if (t.getInt(k) != own[k])
+          return llvm::createStringError(
+              "input '%s' differs from the description's graph at index %lld: "
+              "with return_attention_weights the weights follow the graph "
+              "file's edges (give no row_ptr / col_idx inputs)",
+              index == 1 ? "row_ptr" : "col_idx", (long long)k);
+    }
     return llvm::Error::success();
   }
 
@@ -155,27 +237,43 @@ public:
   }
 
   Value buildForward(NetBuilder &net, ValueRange inputs) const override {
+    return buildForwardResults(net, inputs)[0];
+  }
+
+  SmallVector<Value> buildForwardResults(NetBuilder &net,
+                                         ValueRange inputs) const override {
     OpBuilder &b = net.builder();
     Location loc = net.getLoc();
-    Value x = inputs[0];
+    Value x = inputs[0], alpha;
     for (size_t n = 0; n < layers.size(); ++n) {
       const GatLayer &l = layers[n];
       std::string p = prefix(n);
       int64_t out = l.concat ? l.heads * l.channels : l.channels;
       Value attSrc = net.reshape(net.weight(p + "att_src"), {l.heads, l.channels});
       Value attDst = net.reshape(net.weight(p + "att_dst"), {l.heads, l.channels});
-      x = GatOp::create(
-          b, loc, RankedTensorType::get({graph.numNodes, out}, net.f32()), x,
-          net.weight(p + "lin.weight"), attSrc, attDst, inputs[1], inputs[2],
-          l.bias ? net.weight(p + "bias") : Value(),
+      int64_t alphaRows =
+          graph.numEdges() + (selfLoops ? graph.numNodes : 0);
+      auto gat = GatOp::create(
+          b, loc, RankedTensorType::get({graph.numNodes, out}, net.f32()),
+          l.attentionWeights
+              ? RankedTensorType::get({alphaRows, l.heads}, net.f32())
+              : Type(),
+          x, net.weight(p + "lin.weight"), attSrc, attDst, inputs[1],
+          inputs[2], l.bias ? net.weight(p + "bias") : Value(),
           b.getF64FloatAttr(negativeSlope),
           HeadCombineAttr::get(b.getContext(), l.concat ? HeadCombine::concat
                                                         : HeadCombine::mean),
           b.getBoolAttr(selfLoops));
+      x = gat.getOutput();
+      if (l.attentionWeights)
+        alpha = gat.getAlpha();
       if (n + 1 < layers.size())
         x = net.elu(x);
     }
-    return x;
+    SmallVector<Value> results{x};
+    if (alpha)
+      results.push_back(alpha);
+    return results;
   }
 };
 
@@ -208,6 +306,12 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
       l.channels = layer.integer("channels");
       l.concat = layer.boolean("concat", true);
       l.bias = layer.boolean("bias", true);
+      l.attentionWeights = layer.boolean("return_attention_weights", false);
+      if (l.attentionWeights) {
+        layer.check(m->alphaHeads == 0, "return_attention_weights",
+                    "only one layer may return its attention weights");
+        m->alphaHeads = l.heads;
+      }
       llvm::consumeError(layer.finish());
       m->layers.push_back(l);
     }
@@ -229,6 +333,12 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
   options.symmetrize = symmetrize;
   m->graph = buildInEdgeCsr(*edges, options);
   spec.check(m->graph.numNodes > 0, "graph", "the graph has no nodes");
+  if (m->alphaHeads) {
+    spec.check(!rcm, "reorder",
+               "'rcm' with return_attention_weights is not supported (the "
+               "weights follow the graph file's edges)");
+    m->orderAttentionEdges(*edges, symmetrize);
+  }
   if (rcm && m->graph.numNodes > 0) {
     m->order = reverseCuthillMcKee(m->graph);
     m->densityBefore = blockDensity(m->graph, Gat::kDensityBlock);

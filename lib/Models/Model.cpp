@@ -189,6 +189,9 @@ llvm::Error Model::checkSizes(llvm::StringRef path) const {
       return err;
   if (llvm::Error err = add(outputSpec, "output"))
     return err;
+  for (const TensorSpec &t : extraOutputSpecs)
+    if (llvm::Error err = add(t, "output"))
+      return err;
   return checkBudget(total, path + ": the inputs, weights and output of one "
                                    "call together");
 }
@@ -256,8 +259,10 @@ OwningOpRef<ModuleOp> Model::build(MLIRContext &ctx) const {
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(NameLoc::get(StringAttr::get(&ctx, kindName)));
   EntryPoint forward{"forward", inputSpecs, {outputSpec}};
+  forward.results.insert(forward.results.end(), extraOutputSpecs.begin(),
+                         extraOutputSpecs.end());
   addFunction(*module, forward, [&](NetBuilder &net, ValueRange inputs) {
-    return SmallVector<Value>{buildForward(net, inputs)};
+    return buildForwardResults(net, inputs);
   });
   return module;
 }

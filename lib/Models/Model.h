@@ -80,6 +80,16 @@ public:
   /// Elements of the packed weight buffer.
   int64_t packedWeightElements() const { return packedElements; }
   const TensorSpec &output() const { return outputSpec; }
+  /// @forward's results after the output: gat's per-edge attention weights
+  /// (`attention_weights`, E' x H) when a layer returns them.
+  llvm::ArrayRef<TensorSpec> extraOutputs() const { return extraOutputSpecs; }
+  /// Puts extra output `k` in the caller's order (gat: PyG's edge order).
+  virtual void finishExtraOutput(size_t k, HostTensor &tensor) const {}
+  /// The edges of gat's attention weights, 2 x E' (PyG's edge_index with
+  /// the self loops it adds), when a layer returns them.
+  virtual std::optional<HostTensor> attentionEdges() const {
+    return std::nullopt;
+  }
   /// The checkpoint a Hugging Face folder carries (model.safetensors, or
   /// model.safetensors.index.json for shards), "" for a JSON description.
   llvm::StringRef folderCheckpoint() const { return checkpointFile; }
@@ -154,6 +164,11 @@ protected:
   Model() = default;
   /// Emits the body of @forward: `args` are the inputs, then the weights.
   virtual Value buildForward(NetBuilder &net, ValueRange inputs) const = 0;
+  /// @forward's results: the output, then the extra outputs.
+  virtual SmallVector<Value> buildForwardResults(NetBuilder &net,
+                                                 ValueRange inputs) const {
+    return {buildForward(net, inputs)};
+  }
   /// Emits the body of generation entry point `entry` (its results).
   virtual SmallVector<Value> buildEntry(NetBuilder &net, const EntryPoint &entry,
                                         ValueRange inputs) const {
@@ -167,6 +182,7 @@ protected:
   std::string kindName, items = "items";
   std::vector<TensorSpec> inputSpecs, weightSpecs;
   TensorSpec outputSpec;
+  std::vector<TensorSpec> extraOutputSpecs;
   int64_t batchSize = 1;
   bool chunks = true;
   std::string checkpointFile, folderPath;

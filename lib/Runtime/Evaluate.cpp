@@ -191,7 +191,8 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
       a.negativeSlope = gat.getNegativeSlope().convertToDouble();
       a.concat = gat.getCombine() == HeadCombine::concat;
       a.addSelfLoops = gat.getAddSelfLoops();
-      reference::gat(a, env.make(gat.getOutput()));
+      reference::gat(a, env.make(gat.getOutput()),
+                     gat.getAlpha() ? &env.make(gat.getAlpha()) : nullptr);
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       std::vector<HostTensor> results;
       for (Value v : ret.getOperands())

@@ -214,7 +214,7 @@ void reference::mha(const MhaArgs &a, HostTensor &out) {
       }
 }
 
-void reference::gat(const GatArgs &a, HostTensor &out) {
+void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
   int64_t n = a.x->shape()[0], f = a.x->shape()[1];
   int64_t heads = a.attSrc->shape()[0], ch = a.attSrc->shape()[1];
   int64_t hc = heads * ch;
@@ -237,21 +237,25 @@ void reference::gat(const GatArgs &a, HostTensor &out) {
             a.attDst->getDouble(h * ch + c) * z[i * hc + h * ch + c];
       }
 
-  int64_t outDim = a.concat ? hc : ch;
-  std::vector<int64_t> sources;
+  int64_t outDim = a.concat ? hc : ch, nnz = a.colIdx->numElements();
+  std::vector<int64_t> sources, edgeIds;
   std::vector<double> logits, acc(hc);
   for (int64_t i = 0; i < n; ++i) {
     // In-edges of i, PyG-style: with self loops, drop existing ones, add one.
     sources.clear();
+    edgeIds.clear();
     for (int64_t e = a.rowPtr->getInt(i), end = a.rowPtr->getInt(i + 1);
          e < end; ++e) {
       int64_t j = a.colIdx->getInt(e);
       if (j < 0 || j >= n || (a.addSelfLoops && j == i))
         continue;
       sources.push_back(j);
+      edgeIds.push_back(e);
     }
-    if (a.addSelfLoops)
+    if (a.addSelfLoops) {
       sources.push_back(i);
+      edgeIds.push_back(nnz + i);
+    }
 
     std::fill(acc.begin(), acc.end(), 0.0);
     for (int64_t h = 0; h < heads; ++h) {
@@ -266,9 +270,12 @@ void reference::gat(const GatArgs &a, HostTensor &out) {
       double sum = 0;
       for (double &l : logits)
         sum += (l = std::exp(l - maxLogit));
-      for (size_t s = 0; s < sources.size(); ++s)
+      for (size_t s = 0; s < sources.size(); ++s) {
         for (int64_t c = 0; c < ch; ++c)
           acc[h * ch + c] += logits[s] / sum * z[sources[s] * hc + h * ch + c];
+        if (alpha)
+          alpha->setDouble(edgeIds[s] * heads + h, logits[s] / sum);
+      }
     }
     for (int64_t o = 0; o < outDim; ++o) {
       double val = 0;

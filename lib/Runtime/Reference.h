@@ -88,7 +88,9 @@ struct GatArgs {
   bool concat = true;
   bool addSelfLoops = true;
 };
-void gat(const GatArgs &args, HostTensor &out);
+/// With `alpha` (E' x H, zeroed): the coefficient of every edge, laid out as
+/// attn.gat's alpha result (CSR edges, then one self loop per node).
+void gat(const GatArgs &args, HostTensor &out, HostTensor *alpha = nullptr);
 
 } // namespace mlir::attn::reference
 

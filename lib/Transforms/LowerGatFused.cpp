@@ -390,6 +390,10 @@ struct LowerGatFused : OpRewritePattern<GatOp> {
     // The node's state is one vector<H*C>: past kMaxFusedWidth elements it
     // is no register row any more (and LLVM's time to legalise it grows
     // with it); the unfused lowering takes those layers.
+    // Per-edge coefficients are never materialised here: the unfused
+    // lowering returns them.
+    if (op.getAlpha())
+      return rewriter.notifyMatchFailure(op, "returns per-edge alpha");
     ArrayRef<int64_t> att = getShape(op.getAttSrc());
     if (att[0] * att[1] > kMaxFusedWidth)
       return rewriter.notifyMatchFailure(op, "H*C too wide for the fused row");

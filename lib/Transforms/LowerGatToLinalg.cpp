@@ -38,6 +38,10 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
     if (!hasStaticTensorOperands(op))
       return rewriter.notifyMatchFailure(op,
                                          "dynamic shapes are not supported");
+    // Per-edge coefficients: the unfused lowering (added below) returns
+    // them; the dense scores here have no edge order.
+    if (op.getAlpha())
+      return rewriter.notifyMatchFailure(op, "returns per-edge alpha");
 
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
@@ -158,4 +162,6 @@ Value mlir::attn::buildGatCombine(OpBuilder &rewriter, Location loc, GatOp op,
 
 void mlir::attn::populateLowerGatToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerGatToLinalg>(patterns.getContext());
+  // Layers that return alpha.
+  populateLowerGatUnfusedPatterns(patterns, /*benefit=*/0);
 }

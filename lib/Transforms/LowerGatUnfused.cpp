@@ -42,14 +42,19 @@ public:
     f = cast<RankedTensorType>(op.getX().getType()).getElementType();
   }
 
-  Value build(OpBuilder &b) {
+  /// The op's results: the output, and alpha (E' x H) when it has one.
+  SmallVector<Value> build(OpBuilder &b) {
     Location loc = op.getLoc();
     proj = buildGatProjections(b, loc, op);
     destinations = buildDestinations(b, loc);
     Value scores = buildScores(b, loc); // SDDMM: E' x H
     auto [rowMax, rowSum] = buildEdgeSoftmax(b, loc, scores);
     Value alpha = buildCoefficients(b, loc, scores, rowMax, rowSum);
-    return buildGatCombine(b, loc, op, buildAggregation(b, loc, alpha));
+    SmallVector<Value> results{
+        buildGatCombine(b, loc, op, buildAggregation(b, loc, alpha))};
+    if (op.getAlpha())
+      results.push_back(alpha);
+    return results;
   }
 
 private:

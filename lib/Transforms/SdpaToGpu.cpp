@@ -775,7 +775,12 @@ struct AttnGatToGpu : attn::impl::AttnGatToGpuBase<AttnGatToGpu> {
       return signalPassFailure();
     }
     SmallVector<GatOp> ops;
-    getOperation()->walk([&](GatOp op) { ops.push_back(op); });
+    // A layer that returns per-edge alpha stays on the CPU (the unfused
+    // lowering of attn-lower-to-linalg).
+    getOperation()->walk([&](GatOp op) {
+      if (!op.getAlpha())
+        ops.push_back(op);
+    });
     for (GatOp op : ops)
       if (failed(lowerGat(op, subgroupSize, rows)))
         return signalPassFailure();

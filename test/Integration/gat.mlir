@@ -44,3 +44,23 @@ func.func @single_head_no_bias(%x: tensor<12x8xf32>, %w: tensor<8x8xf32>, %as: t
       : (tensor<12x8xf32>, tensor<8x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<13xi32>, tensor<25xi32>) -> tensor<12x8xf32>
   return %y : tensor<12x8xf32>
 }
+
+// PyG's return_attention_weights: the per-edge coefficients as a second
+// result (CSR edges, a dropped self loop as 0, then one self loop per node),
+// through every pipeline (the fused one hands such a layer to the unfused
+// lowering) against the reference.
+// CHECK-LABEL: attn-run: @alpha_self_loops
+// CHECK: CHECK PASSED
+func.func @alpha_self_loops(%x: tensor<20x6xf32>, %w: tensor<12x6xf32>, %as: tensor<3x4xf32>, %ad: tensor<3x4xf32>, %rp: tensor<21xi32>, %ci: tensor<50xi32>) -> (tensor<20x12xf32>, tensor<70x3xf32>) {
+  %y, %alpha = attn.gat %x, %w, %as, %ad graph(%rp, %ci)
+      : (tensor<20x6xf32>, tensor<12x6xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<21xi32>, tensor<50xi32>) -> (tensor<20x12xf32>, tensor<70x3xf32>)
+  return %y, %alpha : tensor<20x12xf32>, tensor<70x3xf32>
+}
+
+// CHECK-LABEL: attn-run: @alpha_mean_no_self_loops
+// CHECK: CHECK PASSED
+func.func @alpha_mean_no_self_loops(%x: tensor<17x5xf32>, %w: tensor<12x5xf32>, %as: tensor<4x3xf32>, %ad: tensor<4x3xf32>, %rp: tensor<18xi32>, %ci: tensor<30xi32>) -> (tensor<17x3xf32>, tensor<30x4xf32>) {
+  %y, %alpha = attn.gat %x, %w, %as, %ad graph(%rp, %ci) {combine = #attn.heads<mean>, add_self_loops = false}
+      : (tensor<17x5xf32>, tensor<12x5xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<18xi32>, tensor<30xi32>) -> (tensor<17x3xf32>, tensor<30x4xf32>)
+  return %y, %alpha : tensor<17x3xf32>, tensor<30x4xf32>
+}

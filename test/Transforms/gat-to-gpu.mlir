@@ -38,3 +38,16 @@ func.func @mean(%x: tensor<10x8xf32>, %w: tensor<16x8xf32>, %as: tensor<2x8xf32>
       : (tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<11xi64>, tensor<30xi64>) -> tensor<10x8xf32>
   return %y : tensor<10x8xf32>
 }
+
+// -----
+
+// A layer that returns its per-edge coefficients stays on the CPU (the
+// unfused lowering of attn-lower-to-linalg, after this pass).
+// CHECK-LABEL: func @returns_alpha
+// CHECK-NOT: gpu.launch
+// CHECK: attn.gat
+func.func @returns_alpha(%x: tensor<10x8xf32>, %w: tensor<16x8xf32>, %as: tensor<2x8xf32>, %ad: tensor<2x8xf32>, %rp: tensor<11xi64>, %ci: tensor<30xi64>) -> (tensor<10x16xf32>, tensor<40x2xf32>) {
+  %y, %alpha = attn.gat %x, %w, %as, %ad graph(%rp, %ci)
+      : (tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<11xi64>, tensor<30xi64>) -> (tensor<10x16xf32>, tensor<40x2xf32>)
+  return %y, %alpha : tensor<10x16xf32>, tensor<40x2xf32>
+}

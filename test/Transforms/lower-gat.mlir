@@ -106,3 +106,20 @@ func.func @too_wide_for_registers(%x: tensor<6x3xf32>, %w: tensor<2048x3xf32>, %
       : (tensor<6x3xf32>, tensor<2048x3xf32>, tensor<2x1024xf32>, tensor<2x1024xf32>, tensor<7xi64>, tensor<10xi64>) -> tensor<6x2048xf32>
   return %y : tensor<6x2048xf32>
 }
+
+// -----
+
+// A layer that returns its per-edge coefficients (PyG's
+// return_attention_weights) takes the unfused lowering, which materialises
+// them: E' = 10 CSR edges + 6 self loops rows.
+// CHECK-LABEL: func @returns_alpha
+// CHECK-NOT: attn.gat
+// CHECK: %[[S:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<16x2xf32>)
+// CHECK: %[[ALPHA:.+]] = linalg.generic {{.*}} ins(%[[S]] : tensor<16x2xf32>) outs(%{{.+}} : tensor<16x2xf32>)
+// CHECK: scf.forall (%{{.+}}) in (6) shared_outs({{.*}}) -> (tensor<6x2x4xf32>)
+// CHECK: return %{{.+}}, %[[ALPHA]] : tensor<6x8xf32>, tensor<16x2xf32>
+func.func @returns_alpha(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<7xi64>, %ci: tensor<10xi64>) -> (tensor<6x8xf32>, tensor<16x2xf32>) {
+  %y, %alpha = attn.gat %x, %w, %as, %ad graph(%rp, %ci)
+      : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>) -> (tensor<6x8xf32>, tensor<16x2xf32>)
+  return %y, %alpha : tensor<6x8xf32>, tensor<16x2xf32>
+}

@@ -246,3 +246,18 @@ func.func @gather_index_clamped(%q: tensor<1x1x4x8xf32>, %ids: tensor<4xi64>, %t
     }
   return %o : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// The reference lowering's dense scores have no edge order: a gat that
+// returns per-edge coefficients goes through the unfused lowering.
+// CHECK-LABEL: func @gat_returns_alpha
+// CHECK-NOT: attn.gat
+// CHECK: %[[S:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<8x1xf32>)
+// CHECK: %[[ALPHA:.+]] = linalg.generic {{.*}} ins(%[[S]] : tensor<8x1xf32>) outs(%{{.+}} : tensor<8x1xf32>)
+// CHECK: return %{{.+}}, %[[ALPHA]] : tensor<4x2xf32>, tensor<8x1xf32>
+func.func @gat_returns_alpha(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %as: tensor<1x2xf32>, %ad: tensor<1x2xf32>, %rp: tensor<5xi64>, %ci: tensor<4xi64>) -> (tensor<4x2xf32>, tensor<8x1xf32>) {
+  %y, %alpha = attn.gat %x, %w, %as, %ad graph(%rp, %ci)
+      : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<5xi64>, tensor<4xi64>) -> (tensor<4x2xf32>, tensor<8x1xf32>)
+  return %y, %alpha : tensor<4x2xf32>, tensor<8x1xf32>
+}

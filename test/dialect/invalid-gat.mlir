@@ -155,3 +155,31 @@ func.func @f(%x: tensor<9223372036854775807x2xf32>, %w: tensor<8x2xf32>, %a: ten
       : (tensor<9223372036854775807x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>) -> tensor<9223372036854775807x8xf32>
   return %y : tensor<9223372036854775807x8xf32>
 }
+
+// -----
+
+// alpha: one row per CSR edge and per added self loop (nnz + N = 4 + 4).
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>) -> (tensor<4x8xf32>, tensor<4x2xf32>) {
+  // expected-error @+1 {{'attn.gat' op expects alpha of shape nnz+N x H = 8x2, got 4x2}}
+  %y, %alpha = attn.gat %x, %w, %a, %a graph(%rp, %ci)
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>) -> (tensor<4x8xf32>, tensor<4x2xf32>)
+  return %y, %alpha : tensor<4x8xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>) -> (tensor<4x8xf32>, tensor<8x2xf32>) {
+  // expected-error @+1 {{'attn.gat' op expects alpha of shape nnz x H = 4x2, got 8x2}}
+  %y, %alpha = attn.gat %x, %w, %a, %a graph(%rp, %ci) {add_self_loops = false}
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>) -> (tensor<4x8xf32>, tensor<8x2xf32>)
+  return %y, %alpha : tensor<4x8xf32>, tensor<8x2xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>) -> (tensor<4x8xf32>, tensor<8x2xf16>) {
+  // expected-error @+1 {{'attn.gat' op expects alpha to have element type 'f32', got 'f16'}}
+  %y, %alpha = attn.gat %x, %w, %a, %a graph(%rp, %ci)
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>) -> (tensor<4x8xf32>, tensor<8x2xf16>)
+  return %y, %alpha : tensor<4x8xf32>, tensor<8x2xf16>
+}

@@ -89,6 +89,18 @@ static cl::opt<std::string>
                cl::desc("Class labels (.npy or IDX): print the accuracy of "
                         "the argmax of the output's last dimension"),
                cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> attentionWeightsFile(
+    "attention-weights",
+    cl::desc("gat with a layer's return_attention_weights: write its "
+             "coefficients (E' x heads, PyG's edge order, self loops "
+             "included) as .npy"),
+    cl::value_desc("FILE.npy"), cl::cat(category));
+static cl::opt<std::string> attentionEdgesFile(
+    "attention-edges",
+    cl::desc("gat with return_attention_weights: write the coefficients' "
+             "edges (2 x E' i64: PyG's edge_index with its self loops) as "
+             ".npy"),
+    cl::value_desc("FILE.npy"), cl::cat(category));
 static cl::opt<std::string> outputFile("output",
                                        cl::desc("Write the output as .npy"),
                                        cl::value_desc("FILE.npy"),
@@ -672,6 +684,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   struct Worker {
     std::vector<HostTensor> in;
     HostTensor out;
+    /// The extra outputs (models that are not chunkable: one call).
+    std::vector<HostTensor> extra;
     std::string error;
   };
   std::vector<Worker> ws(numWorkers);
@@ -679,10 +693,14 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
     for (const TensorSpec &s : model.inputs())
       w.in.emplace_back(s.dtype, s.shape);
     w.out = HostTensor(outSpec.dtype, outSpec.shape);
+    for (const TensorSpec &s : model.extraOutputs())
+      w.extra.emplace_back(s.dtype, s.shape);
   }
   auto runChunks = [&](unsigned id) {
     Worker &w = ws[id];
     std::vector<HostTensor *> args, results{&w.out};
+    for (HostTensor &t : w.extra)
+      results.push_back(&t);
     for (HostTensor &t : w.in)
       args.push_back(&t);
     args.push_back(&*weights);
@@ -716,6 +734,9 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   }
 
   model.finishOutput(output);
+  std::vector<HostTensor> &extra = ws[0].extra;
+  for (size_t k = 0; k < extra.size(); ++k)
+    model.finishExtraOutput(k, extra[k]);
   if (length >= 0) // the padded positions' rows dropped
     output = resizeDim(output, model.paddedSequence()->outputDim, length);
   const JitTimings &times = (*jit)->timings();
@@ -763,8 +784,21 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
     llvm::outs() << llvm::format("  PyTorch accuracy (recorded at training): "
                                  "%.4f\n",
                                  *referenceAccuracy);
+  for (size_t k = 0; k < extra.size(); ++k) {
+    TensorSummary e = summarize(extra[k]);
+    llvm::outs() << llvm::format(
+        "  %s: %s  mean %.6g  absmax %.6g  non-finite %lld\n",
+        model.extraOutputs()[k].name.c_str(), extra[k].typeString().c_str(),
+        e.mean, e.absMax, (long long)e.nonFinite);
+  }
   if (!outputFile.empty())
     if (llvm::Error err = writeNpy(outputFile, output))
+      return fail(std::move(err));
+  if (!attentionWeightsFile.empty())
+    if (llvm::Error err = writeNpy(attentionWeightsFile, extra[0]))
+      return fail(std::move(err));
+  if (!attentionEdgesFile.empty())
+    if (llvm::Error err = writeNpy(attentionEdgesFile, *model.attentionEdges()))
       return fail(std::move(err));
   return summary.nonFinite ? fail("the output holds non-finite values") : 0;
 }
@@ -824,6 +858,8 @@ static void writeHeader(const Model &model, bool needsRunnerUtils,
                         llvm::raw_ostream &os) {
   std::vector<EntryPoint> entries{
       {"forward", model.inputs().vec(), {model.output()}}};
+  for (const TensorSpec &t : model.extraOutputs())
+    entries[0].results.push_back(t);
   if (generate > 0)
     for (EntryPoint &e : model.generationEntryPoints(model.cacheLength()))
       entries.push_back(std::move(e));
@@ -1158,12 +1194,18 @@ static int tuneModel(const Model &model, ModuleOp module,
     args.push_back(&t);
   args.push_back(&*weights);
   HostTensor out(model.output().dtype, model.output().shape);
+  std::vector<HostTensor> extra;
+  for (const TensorSpec &t : model.extraOutputs())
+    extra.emplace_back(t.dtype, t.shape);
+  std::vector<HostTensor *> results{&out};
+  for (HostTensor &t : extra)
+    results.push_back(&t);
 
   llvm::outs() << "attn-compile: tuning " << specFile << " for " << target.cpu
                << " (" << target.isaName() << "), " << threads
                << " thread(s)\n";
   llvm::Expected<TuneResult> best = tuneAndStore(
-      module, module.lookupSymbol<func::FuncOp>("forward"), args, {&out},
+      module, module.lookupSymbol<func::FuncOp>("forward"), args, results,
       threads, target, /*calls=*/5, cachePath(), llvm::outs());
   if (!best)
     return fail(best.takeError());
@@ -1218,7 +1260,7 @@ int main(int argc, char **argv) {
     // Options of a run given without --run would be silently ignored.
     for (cl::Option *o : std::initializer_list<cl::Option *>{
              std::addressof(inputFiles), &labelsFile, &outputFile, &reference,
-             &workers, &repeat})
+             &workers, &repeat, &attentionWeightsFile, &attentionEdgesFile})
       // --tune times the model on --input too; --generate reads its prompt
       // from --input and writes the tokens to --output.
       if (o->getNumOccurrences() &&
@@ -1304,6 +1346,10 @@ int main(int argc, char **argv) {
   if (batch > 0 && (*model)->kind() == "gat")
     return fail("--batch does not apply to the " + (*model)->kind() +
                 " model (one call takes its inputs whole)");
+  if ((!attentionWeightsFile.empty() || !attentionEdgesFile.empty()) &&
+      (*model)->extraOutputs().empty())
+    return fail("--attention-weights and --attention-edges need a gat model "
+                "with a layer's \"return_attention_weights\": true");
   if (seqLen > 0 && (*model)->kind() != "gpt" &&
       (*model)->kind() != "transformer-encoder")
     return fail("--seq-len does not apply to the " + (*model)->kind() +

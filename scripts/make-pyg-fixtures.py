@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Writes the PyG fixtures of the tests (test/Inputs/pyg/).
+
+usage: <venv>/bin/python scripts/make-pyg-fixtures.py [OUT_DIR]
+
+Needs torch and torch_geometric (`bash scripts/install-peers.sh` installs
+them into /opt/attn-peers); the tests read only what this script writes.
+
+gat-attention/: a two-layer GAT as PyG users write it -- GATConv(5, 4,
+heads=2), ELU, GATConv(8, 3, heads=3, concat=False) called with
+return_attention_weights=True -- on a small SNAP edge list with a duplicate
+edge, a self loop and a trailing node without edges (kept by the file's
+"# Nodes:" header); its description (model.json), weights (PyG's names,
+model.safetensors), x.npy and what PyG computed: output.npy, alpha.npy
+(E' x 3) and edge_index.npy (2 x E': PyG's edges with the self loops it
+added, in its order).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import torch_geometric
+from safetensors.torch import save_file
+from torch_geometric.nn import GATConv
+
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "test", "Inputs", "pyg")
+path = os.path.join(out, "gat-attention")
+os.makedirs(path, exist_ok=True)
+
+edges = [(0, 1), (2, 1), (1, 3), (3, 0), (4, 2), (2, 1), (5, 5), (1, 4),
+         (0, 5), (3, 2)]
+nodes = 7  # node 6 has no edges
+with open(os.path.join(path, "graph.txt"), "w") as f:
+    f.write(f"# Nodes: {nodes} Edges: {len(edges)}\n")
+    for s, d in edges:
+        f.write(f"{s} {d}\n")
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = GATConv(5, 4, heads=2)
+        self.conv2 = GATConv(8, 3, heads=3, concat=False)
+
+    def forward(self, x, edge_index):
+        x = F.elu(self.conv1(x, edge_index))
+        return self.conv2(x, edge_index, return_attention_weights=True)
+
+
+torch.manual_seed(0)
+net = Net().eval()
+with torch.no_grad():
+    for p in net.parameters():  # biases and attention vectors away from 0
+        p.add_(0.3 * torch.randn(p.shape))
+x = torch.randn(nodes, 5)
+edge_index = torch.tensor(edges, dtype=torch.long).t().contiguous()
+with torch.no_grad():
+    y, (ei, alpha) = net(x, edge_index)
+save_file({k: v.contiguous() for k, v in net.state_dict().items()},
+          os.path.join(path, "model.safetensors"))
+np.save(os.path.join(path, "x.npy"), x.numpy())
+np.save(os.path.join(path, "output.npy"), y.numpy())
+np.save(os.path.join(path, "alpha.npy"), alpha.numpy())
+np.save(os.path.join(path, "edge_index.npy"), ei.numpy().astype(np.int64))
+with open(os.path.join(path, "model.json"), "w") as f:
+    json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
+               "layers": [{"heads": 2, "channels": 4},
+                          {"heads": 3, "channels": 3, "concat": False,
+                           "return_attention_weights": True}]}, f, indent=1)
+    f.write("\n")
+with open(os.path.join(out, "versions.txt"), "w") as f:
+    f.write(f"torch_geometric {torch_geometric.__version__}\n"
+            f"torch {torch.__version__}\n")
+print(list(net.state_dict().keys()), y.shape, alpha.shape, ei.shape)
