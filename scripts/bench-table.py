@@ -9,6 +9,14 @@ run, OpenBLAS from both. Usage:
 
   scripts/bench-table.py [--full] [--filter REGEX] [--min-time SECONDS]
                          [--peers | --no-peers | --peers-only] [--peer-budget SECONDS]
+                         [--plot FILE.png | --no-plot]
+
+On a terminal, attn-bench's own lines show its progress on stderr (quiet
+otherwise). The table is followed by a PNG plot (default bench-table.png in
+the current directory): per family, the milliseconds of attn-mlir and each
+peer for every configuration, on a log scale (needs matplotlib: Debian's
+python3-matplotlib, which install-peers.sh installs; without it the plot is
+skipped with a note).
 
 A filter is matched against names like attn-mlir/causal/L1024/E64/T2; start it
 with "/" (e.g. "/causal/L1024/") to match every peer.
@@ -28,6 +36,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(os.environ.get("ATTN_BUILD_DIR", os.path.join(ROOT, "build")),
@@ -43,17 +52,33 @@ def run(extra_env_unset, args):
     env = dict(os.environ)
     for name in extra_env_unset:
         env.pop(name, None)
-    cmd = [BENCH, "--benchmark_format=json",
-           f"--benchmark_min_time={args.min_time}"]
+    cmd = [BENCH, f"--benchmark_min_time={args.min_time}"]
     if args.full:
         cmd.append("--full")
     if args.filter:
         cmd.append(f"--benchmark_filter={args.filter}")
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, text=True)
-    if proc.returncode != 0 or not proc.stdout.strip():
+    if sys.stderr.isatty():
+        # Progress: the console lines go to the terminal as each benchmark
+        # finishes; the JSON to a file.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "bench.json")
+            proc = subprocess.run(cmd + [f"--benchmark_out={out}",
+                                         "--benchmark_out_format=json"],
+                                  env=env, stdout=sys.stderr, stderr=sys.stderr)
+            if proc.returncode != 0 or not os.path.exists(out):
+                return None
+            with open(out) as f:
+                text = f.read()
+    else:
+        proc = subprocess.run(cmd + ["--benchmark_format=json"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True)
+        if proc.returncode != 0:
+            return None
+        text = proc.stdout
+    if not text.strip():
         return None  # e.g. the filter matched nothing
-    return json.loads(proc.stdout)
+    return json.loads(text)
 
 
 def index(report):
@@ -209,7 +234,16 @@ def main():
                    default=os.environ.get("ATTN_PEERS_VENV", "/opt/attn-peers"))
     p.add_argument("--peer-budget", type=float, default=1.0,
                    help="seconds of timed calls per peer configuration")
+    p.add_argument("--plot", default="bench-table.png",
+                   help="the PNG plot written after the table")
+    p.add_argument("--no-plot", dest="plot", action="store_const", const="")
+    p.add_argument("--plot-from", help=argparse.SUPPRESS)  # write_plot's helper
     args = p.parse_args()
+    if args.plot_from:
+        with open(args.plot_from) as f:
+            data = json.load(f)
+        write_plot([tuple(r) for r in data["rows"]], args.plot, data["context"])
+        return 0
 
     peers = None
     if args.peers is not False or args.peers_only:
@@ -274,6 +308,7 @@ def main():
         return peer == "attn-mlir" and len(config.split("/")) == 4 and \
             re.match(r"(graph|biasmask)\d", config) is None
 
+    plot_rows = []  # (family, configuration, {implementation: ms})
     for (peer, config), b in sorted(filter(peer_family, env_rows.items()),
                                     key=order):
         family, l, e, t = config.split("/")
@@ -296,10 +331,20 @@ def main():
         if peers:
             line += peer_cells(peers, family, int(l[1:]), int(e[1:]), threads, ms)
         print(line)
-    print_graph_tables(env_rows, peers)
+        bars = {"attn-mlir": ms, "OpenBLAS-unfused": blas_best and blas_best["real_time"],
+                "Halide": halide and halide["real_time"]}
+        if peers:
+            bars["PyTorch SDPA"] = peers.ms("torch-sdpa", family, int(l[1:]), int(e[1:]),
+                                            threads)
+            bars["FlexAttention"] = peers.ms("torch-flex", family, int(l[1:]),
+                                             int(e[1:]), threads)
+        plot_rows.append((family, f"L{l[1:]} E{e[1:]} T{threads}", bars))
+    print_graph_tables(env_rows, peers, plot_rows)
+    if args.plot:
+        write_plot(plot_rows, args.plot, ctx, args.peers_venv)
 
 
-def print_graph_tables(rows, peers=None):
+def print_graph_tables(rows, peers=None, plot_rows=None):
     """Graph-masked vs dense-masked attention, and fused vs unfused GAT."""
     masks = {k[1]: b for k, b in rows.items()
              if k[0] == "attn-mlir" and re.match(r"(graph|biasmask)\d", k[1])}
@@ -343,6 +388,65 @@ def print_graph_tables(rows, peers=None):
             elif peers:
                 line += " - | - | - |"
             print(line)
+            if plot_rows is not None and m:
+                bars = {"attn-mlir " + m.group(1): b["real_time"]}
+                if peers:
+                    r = peers.results.get(("pyg-gatconv", "gat", int(m.group(2)), 64,
+                                           int(m.group(4)))) or {}
+                    bars["PyG GATConv"] = r.get("ms")
+                plot_rows.append(("gat", f"N{m.group(2)} T{m.group(4)}", bars))
+
+
+def write_plot(plot_rows, path, ctx, venv=None):
+    """One panel per family: grouped bars (ms, log scale) per configuration.
+    Without matplotlib here, the peers' venv draws it (install-peers.sh
+    installs matplotlib there)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        python = os.path.join(venv or "", "bin", "python")
+        if venv and os.access(python, os.X_OK):
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump({"rows": plot_rows, "context": ctx}, f)
+            proc = subprocess.run([python, os.path.abspath(__file__),
+                                   "--plot-from", f.name, "--plot", path])
+            os.unlink(f.name)
+            if proc.returncode == 0:
+                return
+        print(f"\nplot: skipped ({path}): no matplotlib here or in {venv} "
+              "(bash scripts/install-peers.sh installs it)")
+        return
+    families = []
+    for family, _, _ in plot_rows:
+        if family not in families:
+            families.append(family)
+    if not families:
+        return
+    fig, axes = plt.subplots(len(families), 1, squeeze=False,
+                             figsize=(11, 3.2 * len(families)))
+    for ax, family in zip(axes[:, 0], families):
+        rows = [(c, bars) for f, c, bars in plot_rows if f == family]
+        impls = []
+        for _, bars in rows:
+            impls += [k for k, v in bars.items() if v and k not in impls]
+        width = 0.8 / max(1, len(impls))
+        for k, impl in enumerate(impls):
+            xs = [i + k * width for i, (_, bars) in enumerate(rows) if bars.get(impl)]
+            ys = [bars[impl] for _, bars in rows if bars.get(impl)]
+            ax.bar(xs, ys, width, label=impl)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(rows))])
+        ax.set_xticklabels([c for c, _ in rows], rotation=30, ha="right", fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel("ms (lower is better)")
+        ax.set_title(family, fontsize=10)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"attn-bench on {ctx.get('target_cpu', '?')} "
+                 f"({ctx.get('target_isa', '?')}): attn-mlir and its peers, one run")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"\nplot: {path}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # Installs the Python benchmark peers of scripts/bench-table.py into a
 # virtualenv outside the repository: PyTorch (SDPA, FlexAttention) and PyTorch
 # Geometric (GATConv); transformers (scripts/make-hf-fixtures.py, the
-# Hugging Face fixtures of the tests); and those of the ViT main job (bench/peers/vit_peers.py):
+# Hugging Face fixtures of the tests); matplotlib (bench-table.py's plot);
+# and those of the ViT main job (bench/peers/vit_peers.py):
 # torchvision (the model), ONNX (torch.onnx.export, TorchScript exporter),
 # ONNX Runtime and OpenVINO. Idempotent; Debian 12, as root. Not part of the
 # tests.
@@ -58,7 +59,7 @@ fi
 export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 unset PIP_FIND_LINKS PIP_EXTRA_INDEX_URL
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" torch-geometric numpy \
+"$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" torch-geometric numpy matplotlib \
   "torchvision==$TORCHVISION_VERSION" onnx onnxruntime openvino transformers \
   safetensors
 
@@ -68,7 +69,8 @@ import importlib.metadata as md
 import sys
 print(f"  python {sys.version.split()[0]}")
 for name in ("torch", "torch-geometric", "numpy", "torchvision", "onnx",
-             "onnxruntime", "openvino", "transformers", "safetensors"):
+             "onnxruntime", "openvino", "transformers", "safetensors",
+             "matplotlib"):
     print(f"  {name} {md.version(name)}")
 import torch
 from torch.nn.attention.flex_attention import flex_attention  # noqa: F401

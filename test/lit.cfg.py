@@ -31,6 +31,9 @@ llvm_config.use_default_substitutions()
 # first on PATH may be another interpreter without them.
 torch_python = "/usr/bin/python3"
 config.substitutions.append(("%torch_python", torch_python))
+# util-linux's script(1) runs a command on a pseudo-terminal (progress.test).
+if shutil.which("script"):
+    config.available_features.add("script")
 config.substitutions.append(("%hf", os.path.join(config.test_source_root, "Inputs", "hf")))
 config.substitutions.append(("%pyg", os.path.join(config.test_source_root, "Inputs", "pyg")))
 

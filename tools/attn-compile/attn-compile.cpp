@@ -46,14 +46,17 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -576,6 +579,45 @@ static void copyChunk(const Model &model, const std::vector<HostTensor> &inputs,
   }
 }
 
+/// Progress of long work on a terminal: "\r  WHAT k/N" on stderr, at most
+/// every 0.2 s, erased by done(); silent when stderr is not a terminal (logs,
+/// pipes, tests).
+class Progress {
+public:
+  Progress(std::string what, int64_t total)
+      : what(std::move(what)), total(total),
+        shown(llvm::sys::Process::StandardErrIsDisplayed() && total > 1),
+        last(std::chrono::steady_clock::now()) {}
+  ~Progress() { done(); }
+  /// One more unit done (any thread).
+  void step() {
+    int64_t k = ++count;
+    if (!shown)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto now = std::chrono::steady_clock::now();
+    if (k < total && now - last < std::chrono::milliseconds(200))
+      return;
+    last = now;
+    llvm::errs() << "\r  " << what << " " << k << "/" << total;
+    llvm::errs().flush();
+    printed = true;
+  }
+  void done() {
+    if (printed)
+      llvm::errs() << "\r\033[K";
+    printed = false;
+  }
+
+private:
+  std::string what;
+  int64_t total;
+  bool shown, printed = false;
+  std::atomic<int64_t> count{0};
+  std::mutex mutex;
+  std::chrono::steady_clock::time_point last;
+};
+
 /// The JIT's options of a run: the command line's pipeline, target and
 /// pass-manager options, and the GPU runtime when a GPU target is used.
 static JitOptions jitOptions() {
@@ -696,6 +738,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
     for (const TensorSpec &s : model.extraOutputs())
       w.extra.emplace_back(s.dtype, s.shape);
   }
+  unsigned repeats = std::max(1u, unsigned(repeat));
+  Progress progress("batch", chunks * repeats);
   auto runChunks = [&](unsigned id) {
     Worker &w = ws[id];
     std::vector<HostTensor *> args, results{&w.out};
@@ -716,10 +760,11 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
         copyItems(w.out, 0, output, first, count);
       else
         std::memcpy(output.data(), w.out.data(), output.numBytes());
+      progress.step();
     }
   };
   double best = INFINITY;
-  for (unsigned r = 0; r < std::max(1u, unsigned(repeat)); ++r) {
+  for (unsigned r = 0; r < repeats; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> pool;
     for (unsigned id = 1; id < numWorkers; ++id)
@@ -733,6 +778,7 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
         return fail(w.error);
   }
 
+  progress.done();
   model.finishOutput(output);
   std::vector<HostTensor> &extra = ws[0].extra;
   for (size_t k = 0; k < extra.size(); ++k)
@@ -819,6 +865,9 @@ static const char *cType(DType t) {
     return "int32_t";
   case DType::i64:
     return "int64_t";
+  case DType::f16:
+  case DType::bf16:
+    return "uint16_t"; // the bits (model entry points take f32 and integers)
   }
   return "void";
 }
@@ -1119,6 +1168,7 @@ static int generateTokens(const Model &model) {
   choose(preLogits.as<float>() + (len - 1) * vocab, bucket * vocab, 0);
   double prefillSeconds = secondsSince(t1);
   auto t2 = std::chrono::steady_clock::now();
+  Progress progress("token", generate - 1);
   for (int64_t step = 1; step < generate; ++step) {
     int64_t pos = len + step - 1;
     for (int64_t i = 0; i < b; ++i)
@@ -1132,7 +1182,9 @@ static int generateTokens(const Model &model) {
                     kvRow.as<float>() + (lw * b * heads + ih) * hd,
                     hd * sizeof(float));
     choose(logits.as<float>(), vocab, step);
+    progress.step();
   }
+  progress.done();
   double decodeSeconds = secondsSince(t2);
 
   const JitTimings &times = (*jit)->timings();
