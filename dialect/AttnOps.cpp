@@ -469,67 +469,107 @@ LogicalResult MhaOp::verify() {
 // GatOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult GatOp::verify() {
-  Operation *op = getOperation();
-  if (failed(expectRank(op, getX(), "x", 2, "N x F")) ||
-      failed(expectRank(op, getWeight(), "weight", 2, "H*C x F")) ||
-      failed(expectRank(op, getAttSrc(), "att_src", 2, "H x C")) ||
-      failed(expectNoZeroDims(op, {{"x", getX()},
-                                   {"weight", getWeight()},
-                                   {"att_src", getAttSrc()}})))
+/// The operands and attributes attn.gat and attn.gatv2 share.
+struct GatLayerOperands {
+  Value x, rowPtr, colIdx, bias, output, alpha;
+  /// The projection weights (H*C x F), their optional biases (H*C) and the
+  /// attention vectors (H x C), by name.
+  SmallVector<std::pair<StringRef, Value>, 2> weights, weightBiases, atts;
+  bool concat, addSelfLoops;
+  double slope;
+};
+
+static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
+  if (failed(expectRank(op, g.x, "x", 2, "N x F")))
+    return failure();
+  for (auto [name, w] : g.weights)
+    if (failed(expectRank(op, w, name, 2, "H*C x F")))
+      return failure();
+  for (auto [name, a] : g.atts)
+    if (failed(expectRank(op, a, name, 2, "H x C")))
+      return failure();
+  if (failed(expectNoZeroDims(op, {{"x", g.x},
+                                   g.weights.front(),
+                                   g.atts.front()})))
     return failure();
 
-  Type elemType = cast<RankedTensorType>(getX().getType()).getElementType();
-  if (failed(expectElementType(op, elemType,
-                               {{"weight", getWeight()},
-                                {"att_src", getAttSrc()},
-                                {"att_dst", getAttDst()},
-                                {"bias", getBias()},
-                                {"output", getOutput()},
-                                {"alpha", getAlpha()}})))
+  Type elemType = cast<RankedTensorType>(g.x.getType()).getElementType();
+  SmallVector<std::pair<StringRef, Value>> typed(g.weights);
+  typed.append(g.weightBiases.begin(), g.weightBiases.end());
+  typed.append(g.atts.begin(), g.atts.end());
+  typed.append({{"bias", g.bias}, {"output", g.output}, {"alpha", g.alpha}});
+  if (failed(expectElementType(op, elemType, typed)))
     return failure();
 
-  ArrayRef<int64_t> x = shapeOf(getX()), att = shapeOf(getAttSrc());
+  ArrayRef<int64_t> x = shapeOf(g.x), att = shapeOf(g.atts.front().second);
   int64_t n = x[0], f = x[1], heads = att[0], channels = att[1];
   std::optional<int64_t> headsTimesChannels = mulDims(heads, channels),
                          rows = addDims(n, 1);
   if (!headsTimesChannels)
-    return emitOpError() << "H*C = " << heads << " * " << channels
-                         << " overflows int64";
+    return op->emitOpError() << "H*C = " << heads << " * " << channels
+                             << " overflows int64";
   if (!rows)
-    return emitOpError() << "N + 1 (row_ptr's length) overflows int64 for N = "
-                         << n;
+    return op->emitOpError()
+           << "N + 1 (row_ptr's length) overflows int64 for N = " << n;
   int64_t hc = *headsTimesChannels;
-  bool concat = getCombine() == HeadCombine::concat;
-  int64_t outDim = concat ? hc : channels;
-  if (failed(expectShape(op, getAttDst(), "att_dst", "H x C",
-                         {heads, channels})) ||
-      failed(expectShape(op, getWeight(), "weight", "H*C x F", {hc, f})) ||
-      failed(expectShape(op, getRowPtr(), "row_ptr", "N+1", {*rows})) ||
-      failed(expectRank(op, getColIdx(), "col_idx", 1, "nnz")) ||
-      (getBias() && failed(expectShape(op, getBias(), "bias",
-                                       concat ? "H*C" : "C", {outDim}))) ||
-      failed(expectShape(op, getOutput(), "output",
-                         concat ? "N x H*C" : "N x C", {n, outDim})))
+  int64_t outDim = g.concat ? hc : channels;
+  for (auto [name, a] : ArrayRef(g.atts).drop_front())
+    if (failed(expectShape(op, a, name, "H x C", {heads, channels})))
+      return failure();
+  for (auto [name, w] : g.weights)
+    if (failed(expectShape(op, w, name, "H*C x F", {hc, f})))
+      return failure();
+  for (auto [name, wb] : g.weightBiases)
+    if (wb && failed(expectShape(op, wb, name, "H*C", {hc})))
+      return failure();
+  if (failed(expectShape(op, g.rowPtr, "row_ptr", "N+1", {*rows})) ||
+      failed(expectRank(op, g.colIdx, "col_idx", 1, "nnz")) ||
+      (g.bias && failed(expectShape(op, g.bias, "bias", g.concat ? "H*C" : "C",
+                                    {outDim}))) ||
+      failed(expectShape(op, g.output, "output",
+                         g.concat ? "N x H*C" : "N x C", {n, outDim})))
     return failure();
-  if (Value alpha = getAlpha()) {
+  if (g.alpha) {
     // One coefficient per CSR edge and head, then one per added self loop.
-    int64_t nnz = shapeOf(getColIdx())[0];
+    int64_t nnz = shapeOf(g.colIdx)[0];
     std::optional<int64_t> edges =
-        getAddSelfLoops() ? addDims(nnz, n) : std::optional<int64_t>(nnz);
+        g.addSelfLoops ? addDims(nnz, n) : std::optional<int64_t>(nnz);
     if (!edges)
-      return emitOpError() << "nnz + N (alpha's rows) overflows int64";
-    if (failed(expectShape(op, alpha, "alpha",
-                           getAddSelfLoops() ? "nnz+N x H" : "nnz x H",
+      return op->emitOpError() << "nnz + N (alpha's rows) overflows int64";
+    if (failed(expectShape(op, g.alpha, "alpha",
+                           g.addSelfLoops ? "nnz+N x H" : "nnz x H",
                            {*edges, heads})))
       return failure();
   }
 
-  if (cast<RankedTensorType>(getRowPtr().getType()).getElementType() !=
-      cast<RankedTensorType>(getColIdx().getType()).getElementType())
-    return emitOpError("expects row_ptr and col_idx of one integer type");
-  double slope = getNegativeSlope().convertToDouble();
-  if (!std::isfinite(slope))
-    return emitOpError() << "'negative_slope' must be finite, got " << slope;
+  if (cast<RankedTensorType>(g.rowPtr.getType()).getElementType() !=
+      cast<RankedTensorType>(g.colIdx.getType()).getElementType())
+    return op->emitOpError("expects row_ptr and col_idx of one integer type");
+  if (!std::isfinite(g.slope))
+    return op->emitOpError() << "'negative_slope' must be finite, got "
+                             << g.slope;
   return success();
+}
+
+LogicalResult GatOp::verify() {
+  GatLayerOperands g{getX(), getRowPtr(), getColIdx(), getBias(), getOutput(),
+                     getAlpha()};
+  g.weights = {{"weight", getWeight()}};
+  g.atts = {{"att_src", getAttSrc()}, {"att_dst", getAttDst()}};
+  g.concat = getCombine() == HeadCombine::concat;
+  g.addSelfLoops = getAddSelfLoops();
+  g.slope = getNegativeSlope().convertToDouble();
+  return verifyGatLayer(getOperation(), g);
+}
+
+LogicalResult GatV2Op::verify() {
+  GatLayerOperands g{getX(), getRowPtr(), getColIdx(), getBias(), getOutput(),
+                     getAlpha()};
+  g.weights = {{"weight_src", getWeightSrc()}, {"weight_dst", getWeightDst()}};
+  g.weightBiases = {{"bias_src", getBiasSrc()}, {"bias_dst", getBiasDst()}};
+  g.atts = {{"att", getAtt()}};
+  g.concat = getCombine() == HeadCombine::concat;
+  g.addSelfLoops = getAddSelfLoops();
+  g.slope = getNegativeSlope().convertToDouble();
+  return verifyGatLayer(getOperation(), g);
 }

@@ -315,4 +315,61 @@ def Attn_GatOp : Attn_Op<"gat", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_GatV2Op : Attn_Op<"gatv2", [Pure, AttrSizedOperandSegments]> {
+  let summary = "GATv2 layer (PyG GATv2Conv) over a CSR graph of in-edges";
+  let description = [{
+    One GATv2 layer (Brody et al., PyG `GATv2Conv` semantics): the attention
+    is computed after the nonlinearity, from both ends' projections. For node
+    features `x` (`N x F`), `weight_src` / `weight_dst` (`H*C x F`, PyG's
+    `lin_l.weight` / `lin_r.weight`) with optional biases `bias_src` /
+    `bias_dst` (`H*C`, `lin_l.bias` / `lin_r.bias`), the attention vector
+    `att` (`H x C`) and the CSR of in-edges (as attn.gat's):
+
+    ```
+    zs[n,h,:] = (x @ weight_src^T + bias_src)[n, h*C:(h+1)*C]
+    zd[n,h,:] = (x @ weight_dst^T + bias_dst)[n, h*C:(h+1)*C]
+    e_ij      = att[h] . LeakyReLU(zd[i,h] + zs[j,h])        for edges j -> i
+    alpha_ij  = softmax over the in-edges of i of e_ij
+    out[i,h]  = sum_j alpha_ij * zs[j,h]
+    ```
+
+    then heads concatenated or averaged and the optional `bias` added, as
+    attn.gat. `share_weights` is the same tensor passed as both weights.
+    Self loops, duplicate edges, nodes without in-edges and the optional
+    `alpha` result (per-edge coefficients) are as for attn.gat. Lowered by
+    the unfused lowering (per-edge scores, edge softmax, aggregation) in
+    every pipeline: each score needs the C-wide nonlinearity, which the
+    fused single-pass lowering of attn.gat does not have.
+
+    Example:
+
+    ```mlir
+    %y = attn.gatv2 %x, %wl, %wr, %att graph(%rp, %ci) bias_src(%bl) bias_dst(%br) bias(%b)
+        : (tensor<34x16xf32>, tensor<32x16xf32>, tensor<32x16xf32>, tensor<4x8xf32>,
+           tensor<35xi32>, tensor<156xi32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
+          -> tensor<34x32xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$x, AnyRankedTensor:$weight_src,
+    AnyRankedTensor:$weight_dst, AnyRankedTensor:$att,
+    Attn_IndexTensor:$row_ptr, Attn_IndexTensor:$col_idx,
+    Optional<AnyRankedTensor>:$bias_src, Optional<AnyRankedTensor>:$bias_dst,
+    Optional<AnyRankedTensor>:$bias,
+    DefaultValuedAttr<F64Attr, "0.2">:$negative_slope,
+    DefaultValuedAttr<Attn_HeadCombineAttr, "::mlir::attn::HeadCombine::concat">:$combine,
+    DefaultValuedAttr<BoolAttr, "true">:$add_self_loops);
+  let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$alpha);
+
+  let assemblyFormat = [{
+    $x `,` $weight_src `,` $weight_dst `,` $att `graph` `(` $row_ptr `,` $col_idx `)`
+    (`bias_src` `(` $bias_src^ `)`)? (`bias_dst` `(` $bias_dst^ `)`)?
+    (`bias` `(` $bias^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+
+  let hasVerifier = 1;
+}
+
 #endif // ATTN_OPS_TD

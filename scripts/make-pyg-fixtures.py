@@ -14,6 +14,11 @@ edge, a self loop and a trailing node without edges (kept by the file's
 model.safetensors), x.npy and what PyG computed: output.npy, alpha.npy
 (E' x 3) and edge_index.npy (2 x E': PyG's edges with the self loops it
 added, in its order).
+
+gatv2-attention/: the same graph and x through GATv2Conv(5, 4, heads=2),
+ELU, GATv2Conv(8, 3, heads=2, concat=False, share_weights=True,
+negative_slope=0.1) with return_attention_weights=True (the shared lin_r is
+not stored: it is lin_l).
 """
 import json
 import os
@@ -24,7 +29,7 @@ import torch
 import torch.nn.functional as F
 import torch_geometric
 from safetensors.torch import save_file
-from torch_geometric.nn import GATConv
+from torch_geometric.nn import GATConv, GATv2Conv
 
 out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "test", "Inputs", "pyg")
@@ -72,6 +77,48 @@ with open(os.path.join(path, "model.json"), "w") as f:
                           {"heads": 3, "channels": 3, "concat": False,
                            "return_attention_weights": True}]}, f, indent=1)
     f.write("\n")
+
+
+class NetV2(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = GATv2Conv(5, 4, heads=2)
+        self.conv2 = GATv2Conv(8, 3, heads=2, concat=False, share_weights=True,
+                               negative_slope=0.1)
+
+    def forward(self, x, edge_index):
+        x = F.elu(self.conv1(x, edge_index))
+        return self.conv2(x, edge_index, return_attention_weights=True)
+
+
+path2 = os.path.join(out, "gatv2-attention")
+os.makedirs(path2, exist_ok=True)
+with open(os.path.join(path, "graph.txt")) as src, \
+        open(os.path.join(path2, "graph.txt"), "w") as dst:
+    dst.write(src.read())
+net2 = NetV2().eval()
+with torch.no_grad():
+    for p in net2.parameters():
+        p.add_(0.3 * torch.randn(p.shape))
+    y2, (ei2, alpha2) = net2(x, edge_index)
+state = {k: v.contiguous() for k, v in net2.state_dict().items()
+         if not k.startswith("conv2.lin_r.")}
+save_file(state, os.path.join(path2, "model.safetensors"))
+np.save(os.path.join(path2, "x.npy"), x.numpy())
+np.save(os.path.join(path2, "output.npy"), y2.numpy())
+np.save(os.path.join(path2, "alpha.npy"), alpha2.numpy())
+np.save(os.path.join(path2, "edge_index.npy"), ei2.numpy().astype(np.int64))
+with open(os.path.join(path2, "model.json"), "w") as f:
+    json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
+               "negative_slope": 0.2,
+               "layers": [{"conv": "GATv2Conv", "heads": 2, "channels": 4},
+                          {"conv": "GATv2Conv", "heads": 2, "channels": 3,
+                           "concat": False, "share_weights": True,
+                           "negative_slope": 0.1,
+                           "return_attention_weights": True}]}, f, indent=1)
+    f.write("\n")
+print(list(state.keys()))
+
 with open(os.path.join(out, "versions.txt"), "w") as f:
     f.write(f"torch_geometric {torch_geometric.__version__}\n"
             f"torch {torch.__version__}\n")

@@ -30,6 +30,9 @@ struct GatLayer {
   bool concat = true, bias = true;
   /// PyG's return_attention_weights: the layer's alpha is an extra output.
   bool attentionWeights = false;
+  /// GATv2Conv (else GATConv), and its share_weights.
+  bool v2 = false, shareWeights = false;
+  double negativeSlope = 0.2;
 };
 
 class Gat : public Model {
@@ -66,9 +69,23 @@ public:
       const GatLayer &l = layers[n];
       std::string p = prefix(n);
       int64_t out = l.concat ? l.heads * l.channels : l.channels;
-      weightSpecs.push_back({p + "lin.weight", DType::f32, {l.heads * l.channels, in}});
-      weightSpecs.push_back({p + "att_src", DType::f32, {1, l.heads, l.channels}});
-      weightSpecs.push_back({p + "att_dst", DType::f32, {1, l.heads, l.channels}});
+      int64_t hc = l.heads * l.channels;
+      if (l.v2) {
+        // GATv2Conv: lin_l (sources, the messages) and lin_r (targets), each
+        // with a bias when the layer has one; lin_r is lin_l when shared.
+        for (const char *lin : {"lin_l", "lin_r"}) {
+          if (l.shareWeights && std::string(lin) == "lin_r")
+            continue;
+          weightSpecs.push_back({p + lin + ".weight", DType::f32, {hc, in}});
+          if (l.bias)
+            weightSpecs.push_back({p + lin + ".bias", DType::f32, {hc}});
+        }
+        weightSpecs.push_back({p + "att", DType::f32, {1, l.heads, l.channels}});
+      } else {
+        weightSpecs.push_back({p + "lin.weight", DType::f32, {hc, in}});
+        weightSpecs.push_back({p + "att_src", DType::f32, {1, l.heads, l.channels}});
+        weightSpecs.push_back({p + "att_dst", DType::f32, {1, l.heads, l.channels}});
+      }
       if (l.bias)
         weightSpecs.push_back({p + "bias", DType::f32, {out}});
       in = out;
@@ -249,24 +266,37 @@ public:
       const GatLayer &l = layers[n];
       std::string p = prefix(n);
       int64_t out = l.concat ? l.heads * l.channels : l.channels;
-      Value attSrc = net.reshape(net.weight(p + "att_src"), {l.heads, l.channels});
-      Value attDst = net.reshape(net.weight(p + "att_dst"), {l.heads, l.channels});
       int64_t alphaRows =
           graph.numEdges() + (selfLoops ? graph.numNodes : 0);
-      auto gat = GatOp::create(
-          b, loc, RankedTensorType::get({graph.numNodes, out}, net.f32()),
-          l.attentionWeights
-              ? RankedTensorType::get({alphaRows, l.heads}, net.f32())
-              : Type(),
-          x, net.weight(p + "lin.weight"), attSrc, attDst, inputs[1],
-          inputs[2], l.bias ? net.weight(p + "bias") : Value(),
-          b.getF64FloatAttr(negativeSlope),
-          HeadCombineAttr::get(b.getContext(), l.concat ? HeadCombine::concat
-                                                        : HeadCombine::mean),
-          b.getBoolAttr(selfLoops));
-      x = gat.getOutput();
+      auto outType = RankedTensorType::get({graph.numNodes, out}, net.f32());
+      Type alphaType = l.attentionWeights
+                           ? RankedTensorType::get({alphaRows, l.heads}, net.f32())
+                           : Type();
+      Value bias = l.bias ? net.weight(p + "bias") : Value();
+      auto combine = HeadCombineAttr::get(
+          b.getContext(), l.concat ? HeadCombine::concat : HeadCombine::mean);
+      Operation *layer;
+      if (l.v2) {
+        std::string right = l.shareWeights ? "lin_l" : "lin_r";
+        layer = GatV2Op::create(
+            b, loc, outType, alphaType, x, net.weight(p + "lin_l.weight"),
+            net.weight(p + right + ".weight"),
+            net.reshape(net.weight(p + "att"), {l.heads, l.channels}),
+            inputs[1], inputs[2],
+            l.bias ? net.weight(p + "lin_l.bias") : Value(),
+            l.bias ? net.weight(p + right + ".bias") : Value(), bias,
+            b.getF64FloatAttr(l.negativeSlope), combine, b.getBoolAttr(selfLoops));
+      } else {
+        layer = GatOp::create(
+            b, loc, outType, alphaType, x, net.weight(p + "lin.weight"),
+            net.reshape(net.weight(p + "att_src"), {l.heads, l.channels}),
+            net.reshape(net.weight(p + "att_dst"), {l.heads, l.channels}),
+            inputs[1], inputs[2], bias, b.getF64FloatAttr(l.negativeSlope),
+            combine, b.getBoolAttr(selfLoops));
+      }
+      x = layer->getResult(0);
       if (l.attentionWeights)
-        alpha = gat.getAlpha();
+        alpha = layer->getResult(1);
       if (n + 1 < layers.size())
         x = net.elu(x);
     }
@@ -306,6 +336,11 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
       l.channels = layer.integer("channels");
       l.concat = layer.boolean("concat", true);
       l.bias = layer.boolean("bias", true);
+      l.negativeSlope = layer.number("negative_slope", m->negativeSlope);
+      l.v2 = layer.choice("conv", {"GATConv", "GATv2Conv"},
+                          llvm::StringRef("GATConv")) == "GATv2Conv";
+      if (l.v2)
+        l.shareWeights = layer.boolean("share_weights", false);
       l.attentionWeights = layer.boolean("return_attention_weights", false);
       if (l.attentionWeights) {
         layer.check(m->alphaHeads == 0, "return_attention_weights",

@@ -193,6 +193,20 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
       a.addSelfLoops = gat.getAddSelfLoops();
       reference::gat(a, env.make(gat.getOutput()),
                      gat.getAlpha() ? &env.make(gat.getAlpha()) : nullptr);
+    } else if (auto gat = dyn_cast<GatV2Op>(op)) {
+      reference::GatArgs a{
+          env.lookup(gat.getX()),   env.lookup(gat.getWeightSrc()),
+          env.lookup(gat.getAtt()), nullptr,
+          env.lookup(gat.getRowPtr()), env.lookup(gat.getColIdx())};
+      a.weightDst = env.lookup(gat.getWeightDst());
+      a.biasSrc = env.lookup(gat.getBiasSrc());
+      a.biasDst = env.lookup(gat.getBiasDst());
+      a.bias = env.lookup(gat.getBias());
+      a.negativeSlope = gat.getNegativeSlope().convertToDouble();
+      a.concat = gat.getCombine() == HeadCombine::concat;
+      a.addSelfLoops = gat.getAddSelfLoops();
+      reference::gat(a, env.make(gat.getOutput()),
+                     gat.getAlpha() ? &env.make(gat.getAlpha()) : nullptr);
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       std::vector<HostTensor> results;
       for (Value v : ret.getOperands())
@@ -240,6 +254,10 @@ OperandRoles rolesOf(Operation *op) {
     r.csrRows = shape(mha.getQuery())[1];
     r.keyLength = r.csrCols = shape(mha.getKey())[1];
   } else if (auto gat = dyn_cast<GatOp>(op)) {
+    r.rowPtr = gat.getRowPtr();
+    r.colIdx = gat.getColIdx();
+    r.csrRows = r.csrCols = shape(gat.getX())[0];
+  } else if (auto gat = dyn_cast<GatV2Op>(op)) {
     r.rowPtr = gat.getRowPtr();
     r.colIdx = gat.getColIdx();
     r.csrRows = r.csrCols = shape(gat.getX())[0];
@@ -340,7 +358,7 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
   };
 
   func.walk([&](Operation *op) {
-    if (!isa<SdpaOp, MhaOp, GatOp>(op))
+    if (!isa<SdpaOp, MhaOp, GatOp, GatV2Op>(op))
       return;
     OperandRoles r = rolesOf(op);
     if (r.kvLengths) {
@@ -489,7 +507,7 @@ mlir::attn::validateInputs(func::FuncOp func,
 
   llvm::Error err = llvm::Error::success();
   func.walk([&](Operation *op) {
-    if (!isa<SdpaOp, MhaOp, GatOp>(op) || err)
+    if (!isa<SdpaOp, MhaOp, GatOp, GatV2Op>(op) || err)
       return;
     OperandRoles r = rolesOf(op);
     auto input = [&](Value v) -> const HostTensor * {

@@ -219,16 +219,25 @@ void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
   int64_t heads = a.attSrc->shape()[0], ch = a.attSrc->shape()[1];
   int64_t hc = heads * ch;
 
-  // z = x W^T, and the per-node attention logits of both ends.
-  std::vector<double> z(n * hc), aSrc(n * heads, 0.0), aDst(n * heads, 0.0);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t o = 0; o < hc; ++o) {
-      double acc = 0;
-      for (int64_t x = 0; x < f; ++x)
-        acc += a.x->getDouble(i * f + x) * a.weight->getDouble(o * f + x);
-      z[i * hc + o] = acc;
-    }
-  for (int64_t i = 0; i < n; ++i)
+  // z = x W^T (+ b), and the per-node attention logits of both ends (GAT);
+  // GATv2 keeps both projections for the per-edge score.
+  auto project = [&](const HostTensor *w, const HostTensor *b) {
+    std::vector<double> z(n * hc);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t o = 0; o < hc; ++o) {
+        double acc = b ? b->getDouble(o) : 0.0;
+        for (int64_t x = 0; x < f; ++x)
+          acc += a.x->getDouble(i * f + x) * w->getDouble(o * f + x);
+        z[i * hc + o] = acc;
+      }
+    return z;
+  };
+  bool v2 = a.weightDst != nullptr;
+  std::vector<double> z = project(a.weight, a.biasSrc),
+                      zd = v2 ? project(a.weightDst, a.biasDst)
+                              : std::vector<double>();
+  std::vector<double> aSrc(n * heads, 0.0), aDst(n * heads, 0.0);
+  for (int64_t i = 0; i < n && !v2; ++i)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t c = 0; c < ch; ++c) {
         aSrc[i * heads + h] +=
@@ -236,6 +245,7 @@ void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
         aDst[i * heads + h] +=
             a.attDst->getDouble(h * ch + c) * z[i * hc + h * ch + c];
       }
+  auto leaky = [&](double e) { return e > 0 ? e : a.negativeSlope * e; };
 
   int64_t outDim = a.concat ? hc : ch, nnz = a.colIdx->numElements();
   std::vector<int64_t> sources, edgeIds;
@@ -262,8 +272,14 @@ void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
       logits.clear();
       double maxLogit = kNegInf;
       for (int64_t j : sources) {
-        double e = aDst[i * heads + h] + aSrc[j * heads + h];
-        e = e > 0 ? e : a.negativeSlope * e;
+        double e = 0;
+        if (v2) {
+          for (int64_t c = 0; c < ch; ++c)
+            e += a.attSrc->getDouble(h * ch + c) *
+                 leaky(zd[i * hc + h * ch + c] + z[j * hc + h * ch + c]);
+        } else {
+          e = leaky(aDst[i * heads + h] + aSrc[j * heads + h]);
+        }
         logits.push_back(e);
         maxLogit = std::max(maxLogit, e);
       }

@@ -81,9 +81,15 @@ void mha(const MhaArgs &args, HostTensor &out);
 
 /// GATConv: x [N,F], weight [H*C,F], attSrc/attDst [H,C], CSR of in-edges
 /// -> out [N,H*C] (concat) or [N,C] (mean).
+///
+/// GATv2Conv when `weightDst` is set: `weight` / `weightDst` are lin_l /
+/// lin_r (with biases `biasSrc` / `biasDst`), `attSrc` is `att`, `attDst`
+/// unused, and e_ij = att . LeakyReLU(zd_i + zs_j), messages zs_j.
 struct GatArgs {
   const HostTensor *x, *weight, *attSrc, *attDst, *rowPtr, *colIdx;
   const HostTensor *bias = nullptr;
+  const HostTensor *weightDst = nullptr, *biasSrc = nullptr,
+                   *biasDst = nullptr;
   double negativeSlope = 0.2;
   bool concat = true;
   bool addSelfLoops = true;

@@ -17,10 +17,26 @@ struct GatProjections {
 };
 GatProjections buildGatProjections(OpBuilder &b, Location loc, GatOp op);
 
-/// LeakyReLU(x) with the op's negative slope.
+/// What attn.gat and attn.gatv2 share: the graph, sizes, head combination,
+/// bias, slope and the optional alpha result.
+struct GatLayer {
+  Operation *op;
+  Value x, rowPtr, colIdx, bias, alpha;
+  int64_t n, heads, ch;
+  bool concat, selfLoops;
+  double slope;
+  Type elemType;
+  static GatLayer of(GatOp op);
+  static GatLayer of(GatV2Op op);
+};
+
+/// LeakyReLU(x) with negative slope `slope` (the op's).
+Value buildLeakyRelu(OpBuilder &b, Location loc, double slope, Value x);
 Value buildLeakyRelu(OpBuilder &b, Location loc, GatOp op, Value x);
 
 /// N x H x C per-head outputs -> N x H*C (concat) or N x C (mean), plus bias.
+Value buildGatCombine(OpBuilder &b, Location loc, const GatLayer &layer,
+                      Value out3);
 Value buildGatCombine(OpBuilder &b, Location loc, GatOp op, Value out3);
 
 } // namespace mlir::attn

@@ -415,7 +415,7 @@ struct AttnLowerGat : attn::impl::AttnLowerGatBase<AttnLowerGat> {
       return signalPassFailure();
     }
     if (failed(requireStaticShapes(
-            getOperation(), [](Operation *op) { return isa<GatOp>(op); },
+            getOperation(), [](Operation *op) { return isa<GatOp, GatV2Op>(op); },
             "cannot be lowered: attn-lower-gat needs static shapes")))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());

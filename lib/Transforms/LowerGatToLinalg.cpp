@@ -123,25 +123,62 @@ GatProjections mlir::attn::buildGatProjections(OpBuilder &rewriter,
   return {z3, aSrc, aDst};
 }
 
-Value mlir::attn::buildLeakyRelu(OpBuilder &b, Location loc, GatOp op,
+GatLayer GatLayer::of(GatOp op) {
+  ArrayRef<int64_t> att = getShape(op.getAttSrc());
+  return {op,
+          op.getX(),
+          op.getRowPtr(),
+          op.getColIdx(),
+          op.getBias(),
+          op.getAlpha(),
+          getShape(op.getX())[0],
+          att[0],
+          att[1],
+          op.getCombine() == HeadCombine::concat,
+          op.getAddSelfLoops(),
+          op.getNegativeSlope().convertToDouble(),
+          cast<RankedTensorType>(op.getX().getType()).getElementType()};
+}
+
+GatLayer GatLayer::of(GatV2Op op) {
+  ArrayRef<int64_t> att = getShape(op.getAtt());
+  return {op,
+          op.getX(),
+          op.getRowPtr(),
+          op.getColIdx(),
+          op.getBias(),
+          op.getAlpha(),
+          getShape(op.getX())[0],
+          att[0],
+          att[1],
+          op.getCombine() == HeadCombine::concat,
+          op.getAddSelfLoops(),
+          op.getNegativeSlope().convertToDouble(),
+          cast<RankedTensorType>(op.getX().getType()).getElementType()};
+}
+
+Value mlir::attn::buildLeakyRelu(OpBuilder &b, Location loc, double slope,
                                  Value x) {
   Type f = x.getType();
   Value zero = buildFloatConstant(b, loc, f, 0.0);
-  Value slope =
-      buildFloatConstant(b, loc, f, op.getNegativeSlope().convertToDouble());
+  Value s = buildFloatConstant(b, loc, f, slope);
   Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
   return arith::SelectOp::create(b, loc, pos, x,
-                                 arith::MulFOp::create(b, loc, slope, x));
+                                 arith::MulFOp::create(b, loc, s, x));
 }
 
-Value mlir::attn::buildGatCombine(OpBuilder &rewriter, Location loc, GatOp op,
-                                  Value out) {
+Value mlir::attn::buildLeakyRelu(OpBuilder &b, Location loc, GatOp op,
+                                 Value x) {
+  return buildLeakyRelu(b, loc, op.getNegativeSlope().convertToDouble(), x);
+}
+
+Value mlir::attn::buildGatCombine(OpBuilder &rewriter, Location loc,
+                                  const GatLayer &layer, Value out) {
   MLIRContext *ctx = rewriter.getContext();
-  Type f = cast<RankedTensorType>(op.getX().getType()).getElementType();
-  int64_t n = getShape(op.getX())[0];
-  int64_t heads = getShape(op.getAttSrc())[0], ch = getShape(op.getAttSrc())[1];
+  Type f = layer.elemType;
+  int64_t n = layer.n, heads = layer.heads, ch = layer.ch;
   Value result;
-  if (op.getCombine() == HeadCombine::concat) {
+  if (layer.concat) {
     result = buildCollapse(rewriter, loc, out, {{0}, {1, 2}});
   } else {
     // mean over heads: sum_h out[i,h,c] * (1/H); dims (i, c, h).
@@ -154,10 +191,15 @@ Value mlir::attn::buildGatCombine(OpBuilder &rewriter, Location loc, GatOp op,
                               inv, dimsMap(ctx, 3, {2}), {n, ch},
                               dimsMap(ctx, 3, {0, 1}));
   }
-  if (Value bias = op.getBias())
+  if (Value bias = layer.bias)
     result =
         buildBroadcastAdd(rewriter, loc, result, bias, dimsMap(ctx, 2, {1}));
   return result;
+}
+
+Value mlir::attn::buildGatCombine(OpBuilder &rewriter, Location loc, GatOp op,
+                                  Value out) {
+  return buildGatCombine(rewriter, loc, GatLayer::of(op), out);
 }
 
 void mlir::attn::populateLowerGatToLinalgPatterns(RewritePatternSet &patterns) {

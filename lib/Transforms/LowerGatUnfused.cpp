@@ -33,26 +33,38 @@ namespace {
 
 class GatUnfuser {
 public:
-  explicit GatUnfuser(GatOp op) : op(op) {
-    n = getShape(op.getX())[0];
-    heads = getShape(op.getAttSrc())[0];
-    ch = getShape(op.getAttSrc())[1];
-    nnz = getShape(op.getColIdx())[0];
-    edges = nnz + (op.getAddSelfLoops() ? n : 0);
-    f = cast<RankedTensorType>(op.getX().getType()).getElementType();
+  explicit GatUnfuser(GatLayer layer, GatV2Op v2 = nullptr)
+      : op(layer), v2(v2) {
+    n = layer.n;
+    heads = layer.heads;
+    ch = layer.ch;
+    nnz = getShape(layer.colIdx)[0];
+    edges = nnz + (layer.selfLoops ? n : 0);
+    f = layer.elemType;
   }
 
   /// The op's results: the output, and alpha (E' x H) when it has one.
   SmallVector<Value> build(OpBuilder &b) {
-    Location loc = op.getLoc();
-    proj = buildGatProjections(b, loc, op);
+    Location loc = op.op->getLoc();
+    if (v2) {
+      // GATv2: both ends projected; the score needs them per edge.
+      auto project = [&](Value w, Value bias) {
+        Value z = buildMatmul(b, loc, v2.getX(),
+                              buildTranspose(b, loc, w, {1, 0}), bias);
+        return buildExpand(b, loc, z, {n, heads, ch}, {{0}, {1, 2}});
+      };
+      proj.z3 = project(v2.getWeightSrc(), v2.getBiasSrc());
+      zDst = project(v2.getWeightDst(), v2.getBiasDst());
+    } else {
+      proj = buildGatProjections(b, loc, cast<GatOp>(op.op));
+    }
     destinations = buildDestinations(b, loc);
-    Value scores = buildScores(b, loc); // SDDMM: E' x H
+    Value scores = v2 ? buildScoresV2(b, loc) : buildScores(b, loc); // E' x H
     auto [rowMax, rowSum] = buildEdgeSoftmax(b, loc, scores);
     Value alpha = buildCoefficients(b, loc, scores, rowMax, rowSum);
     SmallVector<Value> results{
         buildGatCombine(b, loc, op, buildAggregation(b, loc, alpha))};
-    if (op.getAlpha())
+    if (op.alpha)
       results.push_back(alpha);
     return results;
   }
@@ -88,10 +100,10 @@ private:
     Value next =
         arith::AddIOp::create(b, loc, i, buildIndexConstant(b, loc, 1));
     return {buildIndexCast(b, loc,
-                           tensor::ExtractOp::create(b, loc, op.getRowPtr(),
+                           tensor::ExtractOp::create(b, loc, op.rowPtr,
                                                      ValueRange{i})),
             buildIndexCast(b, loc,
-                           tensor::ExtractOp::create(b, loc, op.getRowPtr(),
+                           tensor::ExtractOp::create(b, loc, op.rowPtr,
                                                      ValueRange{next}))};
   }
 
@@ -110,7 +122,7 @@ private:
                           b, loc, isCsr,
                           buildIndexCast(b, loc,
                                          tensor::ExtractOp::create(
-                                             b, loc, op.getColIdx(), eCsr)),
+                                             b, loc, op.colIdx, eCsr)),
                           loop)
                           .getResult()
                     : loop;
@@ -127,7 +139,7 @@ private:
         b, loc,
         cmp(arith::CmpIPredicate::sge, src, buildIndexConstant(b, loc, 0)),
         cmp(arith::CmpIPredicate::slt, src, buildIndexConstant(b, loc, n)));
-    if (op.getAddSelfLoops()) {
+    if (op.selfLoops) {
       Value notSelf = cmp(arith::CmpIPredicate::ne, src, dst);
       valid = arith::AndIOp::create(
           b, loc, valid,
@@ -158,7 +170,52 @@ private:
               tensor::ExtractOp::create(nb, nloc, proj.aSrc,
                                         ValueRange{src, h}));
           return arith::SelectOp::create(nb, nloc, valid,
-                                         buildLeakyRelu(nb, nloc, op, s),
+                                         buildLeakyRelu(nb, nloc, op.slope, s),
+                                         negInf(nb, nloc));
+        });
+  }
+
+  /// GATv2's scores: s[e, h] = sum_c att[h, c] LeakyReLU(zd[dst e, h, c] +
+  /// zs[src e, h, c]) (a reduction over c), then -inf for invalid edges.
+  Value buildScoresV2(OpBuilder &b, Location loc) {
+    MLIRContext *ctx = b.getContext();
+    Value zero = buildFloatConstant(b, loc, f, 0.0);
+    Value init =
+        linalg::FillOp::create(b, loc, zero,
+                               ValueRange{tensor::EmptyOp::create(
+                                   b, loc, {edges, heads}, f)})
+            .getResult(0);
+    Value raw =
+        linalg::GenericOp::create(
+            b, loc, init.getType(), ValueRange{v2.getAtt()}, ValueRange{init},
+            {dimsMap(ctx, 3, {1, 2}), dimsMap(ctx, 3, {0, 1})},
+            {utils::IteratorType::parallel, utils::IteratorType::parallel,
+             utils::IteratorType::reduction},
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              Value e = linalg::IndexOp::create(nb, nloc, 0);
+              Value h = linalg::IndexOp::create(nb, nloc, 1);
+              Value c = linalg::IndexOp::create(nb, nloc, 2);
+              auto [src, dst, valid] = endpoints(nb, nloc, e);
+              (void)valid;
+              Value sum = arith::AddFOp::create(
+                  nb, nloc,
+                  tensor::ExtractOp::create(nb, nloc, zDst,
+                                            ValueRange{dst, h, c}),
+                  tensor::ExtractOp::create(nb, nloc, proj.z3,
+                                            ValueRange{src, h, c}));
+              Value term = arith::MulFOp::create(
+                  nb, nloc, a[0], buildLeakyRelu(nb, nloc, op.slope, sum));
+              linalg::YieldOp::create(
+                  nb, nloc, arith::AddFOp::create(nb, nloc, a[1], term).getResult());
+            })
+            .getResult(0);
+    return buildElementwise(
+        b, loc, tensor::EmptyOp::create(b, loc, {edges, heads}, f), {raw},
+        {AffineMap::getMultiDimIdentityMap(2, ctx)},
+        [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+          Value e = linalg::IndexOp::create(nb, nloc, 0);
+          Value valid = std::get<2>(endpoints(nb, nloc, e));
+          return arith::SelectOp::create(nb, nloc, valid, a[0],
                                          negInf(nb, nloc));
         });
   }
@@ -176,7 +233,7 @@ private:
           scf::YieldOp::create(lb, lloc, body(lb, lloc, e, args));
         });
     SmallVector<Value> state(loop.getResults());
-    if (op.getAddSelfLoops())
+    if (op.selfLoops)
       state = body(
           b, loc,
           arith::AddIOp::create(b, loc, buildIndexConstant(b, loc, nnz), i),
@@ -320,22 +377,28 @@ private:
     return forall.getResult(0);
   }
 
-  GatOp op;
+  GatLayer op;
+  GatV2Op v2;
   int64_t n, heads, ch, nnz, edges;
   Type f;
+  /// proj.z3: the messages (GATv2: the source projection); zDst: GATv2's
+  /// destination projection.
   GatProjections proj;
-  Value destinations;
+  Value zDst, destinations;
 };
 
-struct LowerGatUnfused : OpRewritePattern<GatOp> {
-  using OpRewritePattern::OpRewritePattern;
+template <typename OpTy> struct LowerGatUnfused : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(GatOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     if (!hasStaticTensorOperands(op))
       return rewriter.notifyMatchFailure(op,
                                          "dynamic shapes are not supported");
-    rewriter.replaceOp(op, GatUnfuser(op).build(rewriter));
+    GatV2Op v2 = nullptr;
+    if constexpr (std::is_same_v<OpTy, GatV2Op>)
+      v2 = op;
+    rewriter.replaceOp(op, GatUnfuser(GatLayer::of(op), v2).build(rewriter));
     return success();
   }
 };
@@ -344,12 +407,14 @@ struct AttnLowerGatUnfused
     : attn::impl::AttnLowerGatUnfusedBase<AttnLowerGatUnfused> {
   void runOnOperation() override {
     if (failed(requireStaticShapes(
-            getOperation(), [](Operation *op) { return isa<GatOp>(op); },
+            getOperation(),
+            [](Operation *op) { return isa<GatOp, GatV2Op>(op); },
             "cannot be lowered: attn-lower-gat-unfused needs static shapes")))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateWidenPrecisionPatterns(patterns);
-    patterns.add<LowerGatUnfused>(&getContext());
+    patterns.add<LowerGatUnfused<GatOp>, LowerGatUnfused<GatV2Op>>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
@@ -359,5 +424,6 @@ struct AttnLowerGatUnfused
 
 void mlir::attn::populateLowerGatUnfusedPatterns(RewritePatternSet &patterns,
                                                  PatternBenefit benefit) {
-  patterns.add<LowerGatUnfused>(patterns.getContext(), benefit);
+  patterns.add<LowerGatUnfused<GatOp>, LowerGatUnfused<GatV2Op>>(
+      patterns.getContext(), benefit);
 }

@@ -27,7 +27,7 @@ struct AttnLowerToLinalg
   void runOnOperation() override {
     if (failed(requireStaticShapes(
             getOperation(),
-            [](Operation *op) { return isa<SdpaOp, MhaOp, GatOp>(op); },
+            [](Operation *op) { return isa<SdpaOp, MhaOp, GatOp, GatV2Op>(op); },
             "cannot be lowered: the reference lowering needs static shapes")))
       return signalPassFailure();
 

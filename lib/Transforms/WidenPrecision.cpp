@@ -84,6 +84,7 @@ template <typename OpTy> struct WidenToF32 : OpRewritePattern<OpTy> {
 } // namespace
 
 void mlir::attn::populateWidenPrecisionPatterns(RewritePatternSet &patterns) {
-  patterns.add<WidenToF32<SdpaOp>, WidenToF32<MhaOp>, WidenToF32<GatOp>>(
+  patterns.add<WidenToF32<SdpaOp>, WidenToF32<MhaOp>, WidenToF32<GatOp>,
+               WidenToF32<GatV2Op>>(
       patterns.getContext(), /*benefit=*/10);
 }

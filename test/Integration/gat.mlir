@@ -64,3 +64,22 @@ func.func @alpha_mean_no_self_loops(%x: tensor<17x5xf32>, %w: tensor<12x5xf32>, 
       : (tensor<17x5xf32>, tensor<12x5xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<18xi32>, tensor<30xi32>) -> (tensor<17x3xf32>, tensor<30x4xf32>)
   return %y, %alpha : tensor<17x3xf32>, tensor<30x4xf32>
 }
+
+// GATv2 (PyG's GATv2Conv: the attention after the nonlinearity, from both
+// ends' projections with their biases), through every pipeline (the unfused
+// lowering in each), with and without alpha.
+// CHECK-LABEL: attn-run: @gatv2_concat
+// CHECK: CHECK PASSED
+func.func @gatv2_concat(%x: tensor<20x6xf32>, %wl: tensor<12x6xf32>, %wr: tensor<12x6xf32>, %att: tensor<3x4xf32>, %rp: tensor<21xi32>, %ci: tensor<50xi32>, %bl: tensor<12xf32>, %br: tensor<12xf32>, %b: tensor<12xf32>) -> (tensor<20x12xf32>, tensor<70x3xf32>) {
+  %y, %alpha = attn.gatv2 %x, %wl, %wr, %att graph(%rp, %ci) bias_src(%bl) bias_dst(%br) bias(%b)
+      : (tensor<20x6xf32>, tensor<12x6xf32>, tensor<12x6xf32>, tensor<3x4xf32>, tensor<21xi32>, tensor<50xi32>, tensor<12xf32>, tensor<12xf32>, tensor<12xf32>) -> (tensor<20x12xf32>, tensor<70x3xf32>)
+  return %y, %alpha : tensor<20x12xf32>, tensor<70x3xf32>
+}
+
+// CHECK-LABEL: attn-run: @gatv2_mean_no_self_loops
+// CHECK: CHECK PASSED
+func.func @gatv2_mean_no_self_loops(%x: tensor<17x5xf32>, %w: tensor<12x5xf32>, %att: tensor<4x3xf32>, %rp: tensor<18xi32>, %ci: tensor<30xi32>) -> tensor<17x3xf32> {
+  %y = attn.gatv2 %x, %w, %w, %att graph(%rp, %ci) {combine = #attn.heads<mean>, add_self_loops = false, negative_slope = 0.1 : f64}
+      : (tensor<17x5xf32>, tensor<12x5xf32>, tensor<12x5xf32>, tensor<4x3xf32>, tensor<18xi32>, tensor<30xi32>) -> tensor<17x3xf32>
+  return %y : tensor<17x3xf32>
+}

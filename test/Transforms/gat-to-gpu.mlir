@@ -51,3 +51,15 @@ func.func @returns_alpha(%x: tensor<10x8xf32>, %w: tensor<16x8xf32>, %as: tensor
       : (tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<11xi64>, tensor<30xi64>) -> (tensor<10x16xf32>, tensor<40x2xf32>)
   return %y, %alpha : tensor<10x16xf32>, tensor<40x2xf32>
 }
+
+// -----
+
+// attn.gatv2 has no GPU kernel: it stays for the CPU lowering.
+// CHECK-LABEL: func @gatv2
+// CHECK-NOT: gpu.launch
+// CHECK: attn.gatv2
+func.func @gatv2(%x: tensor<10x8xf32>, %w: tensor<16x8xf32>, %att: tensor<2x8xf32>, %rp: tensor<11xi64>, %ci: tensor<30xi64>) -> tensor<10x16xf32> {
+  %y = attn.gatv2 %x, %w, %w, %att graph(%rp, %ci)
+      : (tensor<10x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<11xi64>, tensor<30xi64>) -> tensor<10x16xf32>
+  return %y : tensor<10x16xf32>
+}

@@ -123,3 +123,16 @@ func.func @returns_alpha(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2
       : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>) -> (tensor<6x8xf32>, tensor<16x2xf32>)
   return %y, %alpha : tensor<6x8xf32>, tensor<16x2xf32>
 }
+
+// -----
+
+// attn.gatv2 has no fused lowering: the unfused one takes it.
+// CHECK-LABEL: func @gatv2
+// CHECK-NOT: attn.gatv2
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: scf.forall (%{{.+}}) in (6) shared_outs({{.*}}) -> (tensor<6x2x4xf32>)
+func.func @gatv2(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %att: tensor<2x4xf32>, %rp: tensor<7xi64>, %ci: tensor<10xi64>) -> tensor<6x8xf32> {
+  %y = attn.gatv2 %x, %w, %w, %att graph(%rp, %ci)
+      : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>) -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+}

@@ -261,3 +261,15 @@ func.func @gat_returns_alpha(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %as: tens
       : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<5xi64>, tensor<4xi64>) -> (tensor<4x2xf32>, tensor<8x1xf32>)
   return %y, %alpha : tensor<4x2xf32>, tensor<8x1xf32>
 }
+
+// -----
+
+// attn.gatv2 through the unfused lowering here too.
+// CHECK-LABEL: func @gatv2
+// CHECK-NOT: attn.gatv2
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+func.func @gatv2(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %att: tensor<1x2xf32>, %rp: tensor<5xi64>, %ci: tensor<4xi64>) -> tensor<4x2xf32> {
+  %y = attn.gatv2 %x, %w, %w, %att graph(%rp, %ci)
+      : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<1x2xf32>, tensor<5xi64>, tensor<4xi64>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}

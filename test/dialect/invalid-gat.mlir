@@ -183,3 +183,40 @@ func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp:
       : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>) -> (tensor<4x8xf32>, tensor<8x2xf16>)
   return %y, %alpha : tensor<4x8xf32>, tensor<8x2xf16>
 }
+
+// -----
+
+// attn.gatv2 shares attn.gat's checks, and checks both projections.
+func.func @f(%x: tensor<4x2xf32>, %wl: tensor<8x2xf32>, %wr: tensor<8x3xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gatv2' op expects weight_dst of shape H*C x F = 8x2, got 8x3}}
+  %y = attn.gatv2 %x, %wl, %wr, %a graph(%rp, %ci)
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %b: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gatv2' op expects bias_dst of shape H*C = 8, got 4}}
+  %y = attn.gatv2 %x, %w, %w, %a graph(%rp, %ci) bias_dst(%b)
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<6xi32>, %ci: tensor<4xi32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gatv2' op expects row_ptr of shape N+1 = 5, got 6}}
+  %y = attn.gatv2 %x, %w, %w, %a graph(%rp, %ci)
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<6xi32>, tensor<4xi32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>) -> (tensor<4x4xf32>, tensor<4x2xf32>) {
+  // expected-error @+1 {{'attn.gatv2' op expects alpha of shape nnz+N x H = 8x2, got 4x2}}
+  %y, %alpha = attn.gatv2 %x, %w, %w, %a graph(%rp, %ci) {combine = #attn.heads<mean>}
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>) -> (tensor<4x4xf32>, tensor<4x2xf32>)
+  return %y, %alpha : tensor<4x4xf32>, tensor<4x2xf32>
+}

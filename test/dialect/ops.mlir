@@ -137,6 +137,25 @@ func.func @gat_concat(%x: tensor<34x16xf32>, %w: tensor<32x16xf32>, %as: tensor<
   return %y : tensor<34x32xf32>
 }
 
+// CHECK-LABEL: func @gat_alpha
+// CHECK: %{{.+}}, %{{.+}} = attn.gat {{.*}} -> (tensor<10x8xf32>, tensor<30x2xf32>)
+func.func @gat_alpha(%x: tensor<10x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi64>, %ci: tensor<20xi64>) -> tensor<30x2xf32> {
+  %y, %alpha = attn.gat %x, %w, %as, %ad graph(%rp, %ci)
+      : (tensor<10x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi64>, tensor<20xi64>) -> (tensor<10x8xf32>, tensor<30x2xf32>)
+  return %alpha : tensor<30x2xf32>
+}
+
+// CHECK-LABEL: func @gatv2
+// CHECK: attn.gatv2 %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) bias_src(%{{[a-z0-9_]+}}) bias_dst(%{{[a-z0-9_]+}}) bias(%{{[a-z0-9_]+}}) : (tensor<10x3xf32>
+// CHECK: attn.gatv2 %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {combine = #attn.heads<mean>}
+func.func @gatv2(%x: tensor<10x3xf32>, %wl: tensor<8x3xf32>, %wr: tensor<8x3xf32>, %att: tensor<2x4xf32>, %rp: tensor<11xi64>, %ci: tensor<20xi64>, %bl: tensor<8xf32>, %br: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<10x8xf32>, tensor<10x4xf32>) {
+  %y = attn.gatv2 %x, %wl, %wr, %att graph(%rp, %ci) bias_src(%bl) bias_dst(%br) bias(%b)
+      : (tensor<10x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<11xi64>, tensor<20xi64>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<10x8xf32>
+  %m = attn.gatv2 %x, %wl, %wr, %att graph(%rp, %ci) {combine = #attn.heads<mean>}
+      : (tensor<10x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<11xi64>, tensor<20xi64>) -> tensor<10x4xf32>
+  return %y, %m : tensor<10x8xf32>, tensor<10x4xf32>
+}
+
 // CHECK-LABEL: func @gat_mean
 // CHECK: attn.gat {{.*}} {add_self_loops = false, combine = #attn.heads<mean>, negative_slope = 1.000000e-01 : f64}
 func.func @gat_mean(%x: tensor<10x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi64>, %ci: tensor<20xi64>) -> tensor<10x4xf32> {
