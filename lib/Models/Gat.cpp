@@ -1,9 +1,11 @@
-//===- Gat.cpp - stacked graph attention layers (PyG GATConv) -------------===//
+//===- Gat.cpp - stacked graph attention layers (PyG GATConv, GATv2Conv) --===//
 //
-// One attn.gat per layer over the in-edge CSR of the description's graph
-// (loaded with lib/Graph), ELU between layers. Weight names are PyG
-// GATConv's, one module per layer: conv1.lin.weight, conv1.att_src (1 x H x
-// C), conv1.att_dst, conv1.bias, conv2... With `reorder: rcm` the nodes are
+// One attn.gat (GATConv) or attn.gatv2 (GATv2Conv) per layer over the in-edge
+// CSR of the description's graph (loaded with lib/Graph), ELU between layers;
+// one layer may also return its attention weights, reordered into PyG's edge
+// order. Weight names are PyG's, one module per layer: conv1.lin.weight,
+// conv1.att_src (1 x H x C), conv1.att_dst, conv1.bias (GATv2Conv:
+// conv1.lin_l.*, conv1.lin_r.*, conv1.att), conv2... With `reorder: rcm` the nodes are
 // renumbered by reverse Cuthill-McKee for the run (features and CSR permuted
 // before, output rows restored after), so neighbours sit in nearby rows.
 //
@@ -12,12 +14,13 @@
 #include "lib/Graph/Graph.h"
 #include "lib/Models/ModelKinds.h"
 #include "lib/Models/NetBuilder.h"
+#include "lib/Runtime/Budget.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include <cstring>
-#include <map>
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -104,34 +107,61 @@ public:
   /// GATConv removes existing self loops and appends one per node (with
   /// add_self_loops); the other edges keep the order of its edge_index: the
   /// file's, or, after to_undirected (symmetrize), sorted by (src, dst).
-  void orderAttentionEdges(const EdgeList &file, bool symmetrize) {
+  llvm::Error orderAttentionEdges(const EdgeList &file, bool symmetrize) {
     int64_t n = graph.numNodes, nnz = graph.numEdges();
-    // CSR slots of each (src, dst), in row order.
-    std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> slots;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t e = graph.rowPtr[i]; e < graph.rowPtr[i + 1]; ++e)
-        slots[{graph.colIdx[e], i}].push_back(e);
-    std::vector<std::pair<int64_t, int64_t>> edges;
     if (symmetrize) {
-      for (const auto &kv : slots)
-        for (size_t k = 0; k < kv.second.size(); ++k)
-          edges.push_back(kv.first);
+      // to_undirected's coalesced edges: every CSR slot, by (src, dst).
+      std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> all;
+      all.reserve(nnz);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t e = graph.rowPtr[i]; e < graph.rowPtr[i + 1]; ++e)
+          all.push_back({{graph.colIdx[e], i}, e});
+      std::sort(all.begin(), all.end());
+      for (const auto &[edge, slot] : all)
+        if (!(selfLoops && edge.first == edge.second)) {
+          pygEdges.push_back(edge);
+          alphaRow.push_back(slot);
+        }
     } else {
-      for (const Edge &e : file.edges)
-        edges.push_back({e.src, e.dst});
-    }
-    std::map<std::pair<int64_t, int64_t>, size_t> used;
-    for (const auto &e : edges) {
-      if (selfLoops && e.first == e.second)
-        continue;
-      pygEdges.push_back(e);
-      alphaRow.push_back(slots[e][used[e]++]);
+      // Each file edge's CSR slot: the row's slots sorted by source, the
+      // k-th copy of a duplicate edge taking the k-th slot (12 bytes per
+      // edge).
+      std::vector<int64_t> sorted(nnz);
+      for (int64_t e = 0; e < nnz; ++e)
+        sorted[e] = e;
+      for (int64_t i = 0; i < n; ++i)
+        std::sort(sorted.begin() + graph.rowPtr[i],
+                  sorted.begin() + graph.rowPtr[i + 1],
+                  [&](int64_t x, int64_t y) {
+                    return std::make_pair(graph.colIdx[x], x) <
+                           std::make_pair(graph.colIdx[y], y);
+                  });
+      std::vector<int32_t> copies(nnz, 0);
+      for (const Edge &e : file.edges) {
+        if (selfLoops && e.src == e.dst)
+          continue;
+        auto begin = sorted.begin() + graph.rowPtr[e.dst],
+             end = sorted.begin() + graph.rowPtr[e.dst + 1];
+        auto first = std::lower_bound(
+            begin, end, e.src,
+            [&](int64_t slot, int64_t src) { return graph.colIdx[slot] < src; });
+        int64_t p = first - sorted.begin(), k = p < nnz ? copies[p] : 0;
+        if (first + k >= end || graph.colIdx[*(first + k)] != e.src)
+          return llvm::createStringError(
+              "edge %lld -> %lld of the graph file has no CSR slot (a bug: "
+              "please report it with the graph)",
+              (long long)e.src, (long long)e.dst);
+        ++copies[p];
+        pygEdges.push_back({e.src, e.dst});
+        alphaRow.push_back(*(first + k));
+      }
     }
     if (selfLoops)
       for (int64_t i = 0; i < n; ++i) {
         pygEdges.push_back({i, i});
         alphaRow.push_back(nnz + i);
       }
+    return llvm::Error::success();
   }
 
   void finishExtraOutput(size_t, HostTensor &alpha) const override {
@@ -364,6 +394,28 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
     spec.fail("graph", llvm::toString(edges.takeError()));
     return m;
   }
+  // num_nodes (PyG's): nodes without edges after the largest id are kept.
+  if (spec.has("num_nodes")) {
+    int64_t want = spec.integer("num_nodes");
+    if (spec.failed())
+      return m;
+    if (want < edges->numNodes) {
+      spec.fail("num_nodes", "num_nodes " + llvm::Twine(want) +
+                                 " is less than the graph's " +
+                                 llvm::Twine(edges->numNodes) +
+                                 " nodes (its largest id + 1)");
+      return m;
+    }
+    // About 64 bytes per node (the CSR, the reorderings), as the graph
+    // readers count, before anything of that size is allocated.
+    if (llvm::Error err = checkBudget(
+            static_cast<uint64_t>(want + 1) * 64,
+            "num_nodes " + llvm::Twine(want) + " (about 64 bytes per node)")) {
+      spec.fail("num_nodes", llvm::toString(std::move(err)));
+      return m;
+    }
+    edges->numNodes = want;
+  }
   CsrOptions options;
   options.symmetrize = symmetrize;
   m->graph = buildInEdgeCsr(*edges, options);
@@ -372,7 +424,8 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
     spec.check(!rcm, "reorder",
                "'rcm' with return_attention_weights is not supported (the "
                "weights follow the graph file's edges)");
-    m->orderAttentionEdges(*edges, symmetrize);
+    if (llvm::Error err = m->orderAttentionEdges(*edges, symmetrize))
+      spec.fail("graph", llvm::toString(std::move(err)));
   }
   if (rcm && m->graph.numNodes > 0) {
     m->order = reverseCuthillMcKee(m->graph);

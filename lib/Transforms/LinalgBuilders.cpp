@@ -43,10 +43,14 @@ ArrayRef<int64_t> mlir::attn::getShape(Value tensor) {
 }
 
 bool mlir::attn::hasStaticTensorOperands(Operation *op) {
-  return llvm::all_of(op->getOperandTypes(), [](Type t) {
+  // Results too: the verifiers accept a dynamic dim where a static one is
+  // implied, and a lowering's static result would not match it.
+  auto isStatic = [](Type t) {
     auto tensor = dyn_cast<RankedTensorType>(t);
     return tensor && tensor.hasStaticShape();
-  });
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
 }
 
 LogicalResult

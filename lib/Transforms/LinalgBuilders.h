@@ -26,8 +26,8 @@ namespace mlir::attn {
 /// Returns the static shape of a ranked tensor value.
 ArrayRef<int64_t> getShape(Value tensor);
 
-/// True when every operand of `op` is a statically shaped ranked tensor (what
-/// the reference lowerings need).
+/// True when every operand and result of `op` is a statically shaped ranked
+/// tensor (what the lowerings need).
 bool hasStaticTensorOperands(Operation *op);
 
 /// For each op under `root` accepted by `filter` whose operands are not all

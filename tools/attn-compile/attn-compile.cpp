@@ -635,6 +635,10 @@ static JitOptions jitOptions() {
 }
 
 static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
+  // Extra outputs are whole-call results: only models that take their
+  // inputs whole have them (one call, read from the first worker).
+  assert((model.extraOutputs().empty() || !model.chunkable()) &&
+         "a chunkable model with extra outputs");
   // Weights first: a bad checkpoint should fail before compiling.
   llvm::Expected<HostTensor> weights = loadWeights(model);
   if (!weights)
@@ -699,6 +703,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
       perWorker += static_cast<uint64_t>(s.numElements()) * dtypeSize(s.dtype);
     perWorker +=
         static_cast<uint64_t>(outSpec.numElements()) * dtypeSize(outSpec.dtype);
+    for (const TensorSpec &e : model.extraOutputs())
+      perWorker += static_cast<uint64_t>(e.numElements()) * dtypeSize(e.dtype);
     llvm::Expected<uint64_t> outBytes = checkedTensorBytes(
         fullShape, dtypeSize(outSpec.dtype),
         "the output of " + llvm::Twine(items) + " " + model.itemName());
@@ -925,8 +931,14 @@ static void writeHeader(const Model &model, bool needsRunnerUtils,
         " * Entry points of the "
      << model.kind()
      << " model: every argument is a pointer to a memref descriptor;\n"
-        " * the results (last) are written by the call. Link the object with "
-        "-lm"
+        " * the results (last) are written by the call."
+     << (model.extraOutputs().empty()
+             ? ""
+             : "\n * attention_weights is attn.gat's alpha in CSR order: rows "
+               "0..nnz-1 the CSR's\n * edges (0 for a self loop the layer "
+               "drops), then one row per node's added\n * self loop "
+               "(attn-compile --run reorders it into PyG's edge order).")
+     << " Link the object with -lm"
      << (needsRunnerUtils ? "\n * and MLIR's C runner utilities (memrefCopy): "
                             "-L" ATTN_LLVM_LIB_DIR " -lmlir_c_runner_utils"
                           : "")
