@@ -19,6 +19,10 @@ gatv2-attention/: the same graph and x through GATv2Conv(5, 4, heads=2),
 ELU, GATv2Conv(8, 3, heads=2, concat=False, share_weights=True,
 negative_slope=0.1) with return_attention_weights=True (the shared lin_r is
 not stored: it is lin_l).
+
+gat-no-loops/: one GATConv(5, 3, heads=2, add_self_loops=False) with
+return_attention_weights=True: the file's self loop is kept as an edge and
+no loops are added (node 6, without in-edges, gets the bias only).
 """
 import json
 import os
@@ -118,6 +122,29 @@ with open(os.path.join(path2, "model.json"), "w") as f:
                            "return_attention_weights": True}]}, f, indent=1)
     f.write("\n")
 print(list(state.keys()))
+
+path3 = os.path.join(out, "gat-no-loops")
+os.makedirs(path3, exist_ok=True)
+with open(os.path.join(path, "graph.txt")) as src, \
+        open(os.path.join(path3, "graph.txt"), "w") as dst:
+    dst.write(src.read())
+conv = GATConv(5, 3, heads=2, add_self_loops=False).eval()
+with torch.no_grad():
+    for p in conv.parameters():
+        p.add_(0.3 * torch.randn(p.shape))
+    y3, (ei3, alpha3) = conv(x, edge_index, return_attention_weights=True)
+save_file({"conv1." + k: v.contiguous() for k, v in conv.state_dict().items()},
+          os.path.join(path3, "model.safetensors"))
+np.save(os.path.join(path3, "x.npy"), x.numpy())
+np.save(os.path.join(path3, "output.npy"), y3.numpy())
+np.save(os.path.join(path3, "alpha.npy"), alpha3.numpy())
+np.save(os.path.join(path3, "edge_index.npy"), ei3.numpy().astype(np.int64))
+with open(os.path.join(path3, "model.json"), "w") as f:
+    json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
+               "add_self_loops": False,
+               "layers": [{"heads": 2, "channels": 3,
+                           "return_attention_weights": True}]}, f, indent=1)
+    f.write("\n")
 
 with open(os.path.join(out, "versions.txt"), "w") as f:
     f.write(f"torch_geometric {torch_geometric.__version__}\n"
