@@ -341,9 +341,17 @@ public:
                       eps);
     if (!lmHead)
       return x;
-    return net.linear(x, tied ? wte : net.weight("lm_head.weight"),
-                      /*bias=*/Value());
+    Value w = tied ? wte : net.weight("lm_head.weight");
+    // A decode step's one row per sequence: the V x D weight read along its
+    // rows, not transposed per call (that transpose took half the step).
+    ArrayRef<int64_t> shape = getShape(x);
+    if (shape[0] * shape[1] <= kFewRows)
+      return net.linearFewRows(x, w, /*bias=*/Value());
+    return net.linear(x, w, /*bias=*/Value());
   }
+
+  /// Rows up to which a product reads its weight untransposed.
+  static constexpr int64_t kFewRows = 8;
 };
 
 } // namespace

@@ -108,6 +108,22 @@ Value NetBuilder::linear(Value x, Value w, Value bias) {
   return buildMatmul(b, loc, x, transpose(w, {1, 0}), bias);
 }
 
+Value NetBuilder::linearFewRows(Value x, Value w, Value bias) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> shape(getShape(x));
+  int64_t out = getShape(w)[0];
+  Value x2 = flatten(x);
+  int64_t rows = getShape(x2)[0];
+  // y[r, o] = sum_d x[r, d] w[o, d]; dims (r, o, d).
+  Value y = buildContraction(b, loc, x2, dimsMap(ctx, 3, {0, 2}), w,
+                             dimsMap(ctx, 3, {1, 2}), {rows, out},
+                             dimsMap(ctx, 3, {0, 1}));
+  if (bias)
+    y = buildBroadcastAdd(b, loc, y, bias, dimsMap(ctx, 2, {1}));
+  shape.back() = out;
+  return reshape(y, shape);
+}
+
 Value NetBuilder::conv1d(Value x, Value w, Value bias) {
   return buildMatmul(b, loc, x, w, bias);
 }

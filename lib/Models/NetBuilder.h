@@ -52,6 +52,10 @@ public:
   /// x @ w^T + bias over the last dim of `x` (torch.nn.Linear: w is
   /// out x in). `bias` may be null.
   Value linear(Value x, Value w, Value bias);
+  /// linear() for a few rows (a decode step): w is read along its rows (a
+  /// dot product per output) instead of transposed per call, which costs
+  /// more than the product when x has few rows.
+  Value linearFewRows(Value x, Value w, Value bias);
   /// x @ w + bias (GPT-2's Conv1D: w is in x out).
   Value conv1d(Value x, Value w, Value bias);
   /// LayerNorm over the last dim with gain and bias.

@@ -269,6 +269,10 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
                               options.sharedLibs.end());
   engineOptions.sharedLibPaths = libs;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // ATTN_PERF_JIT=1: the JIT's functions named for `perf record -k 1` +
+  // `perf inject --jit` (LLVM's perf listener writes the jit-PID.dump).
+  engineOptions.enablePerfNotificationListener =
+      std::getenv("ATTN_PERF_JIT") != nullptr;
   auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)
     return createStringError("JIT compilation failed: %s",
