@@ -116,6 +116,14 @@ public:
     unsigned inputDim, outputDim;
   };
   std::optional<PaddedSequence> paddedSequence() const { return padded; }
+  /// After inputs of `length` positions were padded: the model's own
+  /// adjustment (transformer-encoder: generated `lengths` become `length`,
+  /// given ones must not exceed it). `given[i]`: input i came from a file.
+  virtual llvm::Error fitToLength(std::vector<HostTensor> &inputs,
+                                  const std::vector<bool> &given,
+                                  int64_t length) const {
+    return llvm::Error::success();
+  }
 
   /// Builds the module with the entry point @forward.
   OwningOpRef<ModuleOp> build(MLIRContext &ctx) const;

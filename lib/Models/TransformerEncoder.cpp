@@ -19,6 +19,7 @@ namespace {
 class TransformerEncoder : public Model {
 public:
   using Model::batchSize;
+  using Model::padded;
   int64_t seqLen = 0, dModel = 0, heads = 0, ffn = 0, layers = 0;
   bool batchFirst = true, normFirst = false, padding = false, finalNorm = false;
   std::string activation;
@@ -27,6 +28,10 @@ public:
   void declare() {
     items = "sequences";
     chunks = batchFirst;
+    // Shorter batch-first sequences are padded; their keys are masked out
+    // through `lengths` (fitToLength), so the result is exact.
+    if (padding && batchFirst)
+      padded = PaddedSequence{0, 1, 1};
     llvm::SmallVector<int64_t, 4> io =
         batchFirst ? llvm::SmallVector<int64_t, 4>{batchSize, seqLen, dModel}
                    : llvm::SmallVector<int64_t, 4>{seqLen, batchSize, dModel};
@@ -79,6 +84,24 @@ public:
         return llvm::createStringError(
             "input 'lengths'[%lld] = %lld is outside [0, %lld] (seq_len)",
             (long long)b, (long long)len, (long long)seqLen);
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Error fitToLength(std::vector<HostTensor> &inputs,
+                          const std::vector<bool> &given,
+                          int64_t length) const override {
+    HostTensor &lengths = inputs[1];
+    for (int64_t b = 0; b < lengths.numElements(); ++b) {
+      if (!given[1]) {
+        lengths.setInt(b, length);
+      } else if (lengths.getInt(b) > length) {
+        return llvm::createStringError(
+            "input 'lengths'[%lld] = %lld exceeds the %lld positions of "
+            "'src' (padded to seq_len %lld)",
+            (long long)b, (long long)lengths.getInt(b), (long long)length,
+            (long long)seqLen);
+      }
     }
     return llvm::Error::success();
   }

@@ -5,12 +5,16 @@
 # the same weights: post-norm + relu with a padded batch (key padding as
 # lengths; rows of padded positions are compared too, with PyTorch's
 # non-nested-tensor path), and pre-norm + gelu with batch_first=false and a
-# final norm. float64 oracle.
+# final norm; and 6-position sequences through the padding model compiled
+# for 10 (padded, the keys past 6 masked by generated lengths, the rows cut
+# back) against PyTorch on the 6 positions. float64 oracle.
 #
 # CHECK: padded/attn-cpu-pipeline: OK
 # CHECK: padded/attn-reference-pipeline: OK
 # CHECK: prenorm-seqfirst/attn-cpu-pipeline: OK
 # CHECK: prenorm-seqfirst/attn-reference-pipeline: OK
+# CHECK: short/attn-cpu-pipeline: OK
+# CHECK: short/attn-reference-pipeline: OK
 # CHECK: all agree
 
 import os
@@ -47,4 +51,16 @@ for name, spec in cases:
     for p in ["attn-cpu-pipeline", "attn-reference-pipeline"]:
         got = at.run_attn_compile(TOOL, TMP, name, spec, sd, inputs, ["--pipeline", p])
         ok &= at.compare(f"{name}/{p}", got, want)
+
+# Shorter inputs than seq_len: no recompilation, the same numbers.
+spec = dict(cases[0][1], kind="transformer-encoder")
+torch.manual_seed(0)
+enc = at.randomize(at.build_encoder(spec), seed=2, scale=0.3).eval()
+sd = {k: v.detach().clone() for k, v in enc.state_dict().items()}
+src = torch.randn(3, 6, spec["d_model"])
+with torch.no_grad():
+    want = enc.double()(src.double())
+for p in ["attn-cpu-pipeline", "attn-reference-pipeline"]:
+    got = at.run_attn_compile(TOOL, TMP, "short", spec, sd, {"src": src}, ["--pipeline", p])
+    ok &= at.compare(f"short/{p}", got, want)
 print("all agree" if ok else "MISMATCH")

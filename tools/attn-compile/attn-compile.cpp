@@ -490,6 +490,19 @@ static llvm::Error collectInputs(const Model &model,
   return llvm::Error::success();
 }
 
+/// The model's adjustment to padded inputs (Model::fitToLength).
+static llvm::Error fitLength(const Model &model,
+                             std::vector<HostTensor> &inputs,
+                             llvm::ArrayRef<std::string> sources,
+                             int64_t length) {
+  if (length < 0)
+    return llvm::Error::success();
+  std::vector<bool> given;
+  for (const std::string &s : sources)
+    given.push_back(!s.empty());
+  return model.fitToLength(inputs, given, length);
+}
+
 /// Copies items [first, first + count) of `src` into the first rows of
 /// `dst` (zeroing the rest), or back.
 static void copyItems(const HostTensor &src, int64_t srcFirst, HostTensor &dst,
@@ -656,6 +669,8 @@ static int runModel(const Model &model, ModuleOp module, double buildSeconds) {
   std::vector<std::string> sources;
   int64_t items = 0, length = -1;
   if (llvm::Error err = collectInputs(model, inputs, sources, items, length))
+    return fail(std::move(err));
+  if (llvm::Error err = fitLength(model, inputs, sources, length))
     return fail(std::move(err));
   std::optional<HostTensor> labels;
   if (!labelsFile.empty()) {
@@ -1246,6 +1261,8 @@ static int tuneModel(const Model &model, ModuleOp module,
   std::vector<std::string> sources;
   int64_t items = 0, length = -1;
   if (llvm::Error err = collectInputs(model, inputs, sources, items, length))
+    return fail(std::move(err));
+  if (llvm::Error err = fitLength(model, inputs, sources, length))
     return fail(std::move(err));
   if (llvm::Error err = validateAndPrepare(model, inputs, sources))
     return fail(std::move(err));
