@@ -477,6 +477,8 @@ struct GatLayerOperands {
   SmallVector<std::pair<StringRef, Value>, 2> weights, weightBiases, atts;
   bool concat, addSelfLoops;
   double slope;
+  /// PyG's edge_dim: per-edge attributes, their projection and attention.
+  Value edgeAttr, weightEdge, attEdge;
 };
 
 static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
@@ -542,6 +544,26 @@ static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
       return failure();
   }
 
+  if (g.edgeAttr || g.weightEdge || g.attEdge) {
+    if (!g.edgeAttr || !g.weightEdge || !g.attEdge)
+      return op->emitOpError("expects edge_attr, weight_edge and att_edge "
+                             "together");
+    if (failed(expectRank(op, g.edgeAttr, "edge_attr", 2, "nnz x D")) ||
+        failed(expectElementType(op, elemType,
+                                 {{"edge_attr", g.edgeAttr},
+                                  {"weight_edge", g.weightEdge},
+                                  {"att_edge", g.attEdge}})))
+      return failure();
+    int64_t nnz = shapeOf(g.colIdx)[0], dim = shapeOf(g.edgeAttr)[1];
+    if (failed(expectShape(op, g.edgeAttr, "edge_attr", "nnz x D",
+                           {nnz, dim})) ||
+        failed(expectShape(op, g.weightEdge, "weight_edge", "H*C x D",
+                           {hc, dim})) ||
+        failed(expectShape(op, g.attEdge, "att_edge", "H x C",
+                           {heads, channels})))
+      return failure();
+  }
+
   if (cast<RankedTensorType>(g.rowPtr.getType()).getElementType() !=
       cast<RankedTensorType>(g.colIdx.getType()).getElementType())
     return op->emitOpError("expects row_ptr and col_idx of one integer type");
@@ -556,6 +578,9 @@ LogicalResult GatOp::verify() {
                      getAlpha()};
   g.weights = {{"weight", getWeight()}};
   g.atts = {{"att_src", getAttSrc()}, {"att_dst", getAttDst()}};
+  g.edgeAttr = getEdgeAttr();
+  g.weightEdge = getWeightEdge();
+  g.attEdge = getAttEdge();
   g.concat = getCombine() == HeadCombine::concat;
   g.addSelfLoops = getAddSelfLoops();
   g.slope = getNegativeSlope().convertToDouble();

@@ -253,7 +253,7 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
 // attn.gat
 //===----------------------------------------------------------------------===//
 
-def Attn_GatOp : Attn_Op<"gat", [Pure]> {
+def Attn_GatOp : Attn_Op<"gat", [Pure, AttrSizedOperandSegments]> {
   let summary = "Graph attention layer (GATConv) over a CSR graph of in-edges";
   let description = [{
     One graph attention layer (Velickovic et al., PyG `GATConv` semantics).
@@ -283,6 +283,15 @@ def Attn_GatOp : Attn_Op<"gat", [Pure]> {
     `nnz + i` is node `i`'s added self loop, so `E' = nnz + N` (else `nnz`).
     The fused CPU lowering never materialises per-edge coefficients: an op
     that returns them takes the unfused lowering.
+
+    With `edge(%edge_attr, %weight_edge, %att_edge)` (PyG's `edge_dim`:
+    `edge_attr` `nnz x D` per CSR edge, `weight_edge` `H*C x D` its
+    `lin_edge.weight`, `att_edge` `H x C`) every score gains the edge's term
+    `att_edge[h] . (weight_edge @ edge_attr[e])[h*C:(h+1)*C]`; an added self
+    loop's term is computed from the mean of its node's incoming edge
+    attributes (self loops excluded; 0 without any), as PyG's
+    `add_self_loops(fill_value='mean')`. Such an op, too, takes the unfused
+    lowering.
     Element types as for `attn.sdpa` (f16/bf16: computed in f32, the output
     rounded once).
 
@@ -301,6 +310,8 @@ def Attn_GatOp : Attn_Op<"gat", [Pure]> {
     AnyRankedTensor:$att_src, AnyRankedTensor:$att_dst,
     Attn_IndexTensor:$row_ptr, Attn_IndexTensor:$col_idx,
     Optional<AnyRankedTensor>:$bias,
+    Optional<AnyRankedTensor>:$edge_attr, Optional<AnyRankedTensor>:$weight_edge,
+    Optional<AnyRankedTensor>:$att_edge,
     DefaultValuedAttr<F64Attr, "0.2">:$negative_slope,
     DefaultValuedAttr<Attn_HeadCombineAttr, "::mlir::attn::HeadCombine::concat">:$combine,
     DefaultValuedAttr<BoolAttr, "true">:$add_self_loops);
@@ -309,6 +320,7 @@ def Attn_GatOp : Attn_Op<"gat", [Pure]> {
   let assemblyFormat = [{
     $x `,` $weight `,` $att_src `,` $att_dst `graph` `(` $row_ptr `,` $col_idx `)`
     (`bias` `(` $bias^ `)`)?
+    (`edge` `(` $edge_attr^ `,` $weight_edge `,` $att_edge `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 

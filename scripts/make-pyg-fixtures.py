@@ -23,6 +23,11 @@ not stored: it is lin_l).
 gat-no-loops/: one GATConv(5, 3, heads=2, add_self_loops=False) with
 return_attention_weights=True: the file's self loop is kept as an edge and
 no loops are added (node 6, without in-edges, gets the bias only).
+
+gat-edge-attr/: GATConv(5, 4, heads=2, edge_dim=3), ELU, GATConv(8, 3,
+heads=2, edge_dim=3, concat=False) with return_attention_weights=True, on
+edge_attr.npy (E x 3, the file's edge order; the self loops PyG adds take
+the mean of their node's incoming attributes).
 """
 import json
 import os
@@ -145,6 +150,47 @@ with open(os.path.join(path3, "model.json"), "w") as f:
                "layers": [{"heads": 2, "channels": 3,
                            "return_attention_weights": True}]}, f, indent=1)
     f.write("\n")
+
+
+
+class NetEdge(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = GATConv(5, 4, heads=2, edge_dim=3)
+        self.conv2 = GATConv(8, 3, heads=2, edge_dim=3, concat=False)
+
+    def forward(self, x, edge_index, edge_attr):
+        x = F.elu(self.conv1(x, edge_index, edge_attr))
+        return self.conv2(x, edge_index, edge_attr,
+                          return_attention_weights=True)
+
+
+path4 = os.path.join(out, "gat-edge-attr")
+os.makedirs(path4, exist_ok=True)
+with open(os.path.join(path, "graph.txt")) as src, \
+        open(os.path.join(path4, "graph.txt"), "w") as dst:
+    dst.write(src.read())
+net4 = NetEdge().eval()
+edge_attr = torch.randn(len(edges), 3)
+with torch.no_grad():
+    for p in net4.parameters():
+        p.add_(0.3 * torch.randn(p.shape))
+    y4, (ei4, alpha4) = net4(x, edge_index, edge_attr)
+save_file({k: v.contiguous() for k, v in net4.state_dict().items()},
+          os.path.join(path4, "model.safetensors"))
+np.save(os.path.join(path4, "x.npy"), x.numpy())
+np.save(os.path.join(path4, "edge_attr.npy"), edge_attr.numpy())
+np.save(os.path.join(path4, "output.npy"), y4.numpy())
+np.save(os.path.join(path4, "alpha.npy"), alpha4.numpy())
+np.save(os.path.join(path4, "edge_index.npy"), ei4.numpy().astype(np.int64))
+with open(os.path.join(path4, "model.json"), "w") as f:
+    json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
+               "layers": [{"heads": 2, "channels": 4, "edge_dim": 3},
+                          {"heads": 2, "channels": 3, "edge_dim": 3,
+                           "concat": False,
+                           "return_attention_weights": True}]}, f, indent=1)
+    f.write("\n")
+print(list(net4.state_dict().keys()))
 
 with open(os.path.join(out, "versions.txt"), "w") as f:
     f.write(f"torch_geometric {torch_geometric.__version__}\n"

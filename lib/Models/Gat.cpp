@@ -36,6 +36,8 @@ struct GatLayer {
   /// GATv2Conv (else GATConv), and its share_weights.
   bool v2 = false, shareWeights = false;
   double negativeSlope = 0.2;
+  /// PyG's edge_dim (GATConv): the width of the edge attributes, 0 without.
+  int64_t edgeDim = 0;
 };
 
 class Gat : public Model {
@@ -55,6 +57,10 @@ public:
   std::vector<std::pair<int64_t, int64_t>> pygEdges;
   std::vector<int64_t> alphaRow;
   int64_t alphaHeads = 0;
+  /// With edge_dim: the attributes' width, and each graph-file edge's CSR
+  /// slot (the edge_attr input is in the file's order, PyG's).
+  int64_t edgeDim = 0;
+  std::vector<int64_t> fileSlots;
 
   static std::string prefix(size_t n) {
     return "conv" + std::to_string(n + 1) + ".";
@@ -67,6 +73,10 @@ public:
     inputSpecs.push_back({"x", DType::f32, {graph.numNodes, inFeatures}});
     inputSpecs.push_back({"row_ptr", DType::i64, {graph.numNodes + 1}});
     inputSpecs.push_back({"col_idx", DType::i64, {graph.numEdges()}});
+    if (edgeDim)
+      inputSpecs.push_back(
+          {"edge_attr", DType::f32,
+           {static_cast<int64_t>(fileSlots.size()), edgeDim}});
     int64_t in = inFeatures;
     for (size_t n = 0; n < layers.size(); ++n) {
       const GatLayer &l = layers[n];
@@ -88,6 +98,10 @@ public:
         weightSpecs.push_back({p + "lin.weight", DType::f32, {hc, in}});
         weightSpecs.push_back({p + "att_src", DType::f32, {1, l.heads, l.channels}});
         weightSpecs.push_back({p + "att_dst", DType::f32, {1, l.heads, l.channels}});
+        if (l.edgeDim) {
+          weightSpecs.push_back({p + "lin_edge.weight", DType::f32, {hc, l.edgeDim}});
+          weightSpecs.push_back({p + "att_edge", DType::f32, {1, l.heads, l.channels}});
+        }
       }
       if (l.bias)
         weightSpecs.push_back({p + "bias", DType::f32, {out}});
@@ -107,6 +121,41 @@ public:
   /// GATConv removes existing self loops and appends one per node (with
   /// add_self_loops); the other edges keep the order of its edge_index: the
   /// file's, or, after to_undirected (symmetrize), sorted by (src, dst).
+  /// fileSlots: each file edge's CSR slot, found through the row's slots
+  /// sorted by source, the k-th copy of a duplicate edge taking the k-th slot
+  /// (12 bytes per edge).
+  llvm::Error computeFileSlots(const EdgeList &file) {
+    int64_t n = graph.numNodes, nnz = graph.numEdges();
+    std::vector<int64_t> sorted(nnz);
+    for (int64_t e = 0; e < nnz; ++e)
+      sorted[e] = e;
+    for (int64_t i = 0; i < n; ++i)
+      std::sort(sorted.begin() + graph.rowPtr[i],
+                sorted.begin() + graph.rowPtr[i + 1],
+                [&](int64_t x, int64_t y) {
+                  return std::make_pair(graph.colIdx[x], x) <
+                         std::make_pair(graph.colIdx[y], y);
+                });
+    std::vector<int32_t> copies(nnz, 0);
+    fileSlots.clear();
+    for (const Edge &e : file.edges) {
+      auto begin = sorted.begin() + graph.rowPtr[e.dst],
+           end = sorted.begin() + graph.rowPtr[e.dst + 1];
+      auto first = std::lower_bound(
+          begin, end, e.src,
+          [&](int64_t slot, int64_t src) { return graph.colIdx[slot] < src; });
+      int64_t p = first - sorted.begin(), k = p < nnz ? copies[p] : 0;
+      if (first + k >= end || graph.colIdx[*(first + k)] != e.src)
+        return llvm::createStringError(
+            "edge %lld -> %lld of the graph file has no CSR slot (a bug: "
+            "please report it with the graph)",
+            (long long)e.src, (long long)e.dst);
+      ++copies[p];
+      fileSlots.push_back(*(first + k));
+    }
+    return llvm::Error::success();
+  }
+
   llvm::Error orderAttentionEdges(const EdgeList &file, bool symmetrize) {
     int64_t n = graph.numNodes, nnz = graph.numEdges();
     if (symmetrize) {
@@ -123,37 +172,15 @@ public:
           alphaRow.push_back(slot);
         }
     } else {
-      // Each file edge's CSR slot: the row's slots sorted by source, the
-      // k-th copy of a duplicate edge taking the k-th slot (12 bytes per
-      // edge).
-      std::vector<int64_t> sorted(nnz);
-      for (int64_t e = 0; e < nnz; ++e)
-        sorted[e] = e;
-      for (int64_t i = 0; i < n; ++i)
-        std::sort(sorted.begin() + graph.rowPtr[i],
-                  sorted.begin() + graph.rowPtr[i + 1],
-                  [&](int64_t x, int64_t y) {
-                    return std::make_pair(graph.colIdx[x], x) <
-                           std::make_pair(graph.colIdx[y], y);
-                  });
-      std::vector<int32_t> copies(nnz, 0);
-      for (const Edge &e : file.edges) {
+      if (fileSlots.empty())
+        if (llvm::Error err = computeFileSlots(file))
+          return err;
+      for (size_t k = 0; k < file.edges.size(); ++k) {
+        const Edge &e = file.edges[k];
         if (selfLoops && e.src == e.dst)
           continue;
-        auto begin = sorted.begin() + graph.rowPtr[e.dst],
-             end = sorted.begin() + graph.rowPtr[e.dst + 1];
-        auto first = std::lower_bound(
-            begin, end, e.src,
-            [&](int64_t slot, int64_t src) { return graph.colIdx[slot] < src; });
-        int64_t p = first - sorted.begin(), k = p < nnz ? copies[p] : 0;
-        if (first + k >= end || graph.colIdx[*(first + k)] != e.src)
-          return llvm::createStringError(
-              "edge %lld -> %lld of the graph file has no CSR slot (a bug: "
-              "please report it with the graph)",
-              (long long)e.src, (long long)e.dst);
-        ++copies[p];
         pygEdges.push_back({e.src, e.dst});
-        alphaRow.push_back(*(first + k));
+        alphaRow.push_back(fileSlots[k]);
       }
     }
     if (selfLoops)
@@ -217,15 +244,17 @@ public:
           return llvm::createStringError(
               "input 'col_idx'[%lld] = %lld is not a node id in [0, %lld)",
               (long long)e, (long long)t.getInt(e), (long long)n);
-    // The attention weights are ordered by the description's graph.
-    if (alphaHeads && index >= 1) {
+    // The attention weights and the edge attributes follow the
+    // description's graph.
+    if ((alphaHeads || edgeDim) && (index == 1 || index == 2)) {
       const std::vector<int64_t> &own = index == 1 ? graph.rowPtr : graph.colIdx;
       for (int64_t k = 0; k < t.numElements(); ++k)
         if (t.getInt(k) != own[k])
           return llvm::createStringError(
               "input '%s' differs from the description's graph at index %lld: "
-              "with return_attention_weights the weights follow the graph "
-              "file's edges (give no row_ptr / col_idx inputs)",
+              "with return_attention_weights or edge_dim, weights and "
+              "attributes follow the graph file's edges (give no row_ptr / "
+              "col_idx inputs)",
               index == 1 ? "row_ptr" : "col_idx", (long long)k);
     }
     return llvm::Error::success();
@@ -245,8 +274,17 @@ public:
     return lines;
   }
 
-  /// Renumbers x's rows and the CSR by `order` (run in the RCM numbering).
+  /// edge_attr from the file's edge order into the CSR's; with
+  /// `reorder: rcm`, x's rows and the CSR renumbered by `order`.
   void prepareInputs(std::vector<HostTensor> &inputs) const override {
+    if (edgeDim) {
+      HostTensor &attr = inputs[3];
+      HostTensor csr(DType::f32, attr.shape());
+      for (size_t k = 0; k < fileSlots.size(); ++k)
+        std::memcpy(csr.as<float>() + fileSlots[k] * edgeDim,
+                    attr.as<float>() + k * edgeDim, edgeDim * sizeof(float));
+      attr = std::move(csr);
+    }
     if (order.empty())
       return;
     int64_t n = graph.numNodes, features = inputs[0].shape()[1];
@@ -321,8 +359,13 @@ public:
             b, loc, outType, alphaType, x, net.weight(p + "lin.weight"),
             net.reshape(net.weight(p + "att_src"), {l.heads, l.channels}),
             net.reshape(net.weight(p + "att_dst"), {l.heads, l.channels}),
-            inputs[1], inputs[2], bias, b.getF64FloatAttr(l.negativeSlope),
-            combine, b.getBoolAttr(selfLoops));
+            inputs[1], inputs[2], bias, l.edgeDim ? inputs[3] : Value(),
+            l.edgeDim ? net.weight(p + "lin_edge.weight") : Value(),
+            l.edgeDim ? net.reshape(net.weight(p + "att_edge"),
+                                    {l.heads, l.channels})
+                      : Value(),
+            b.getF64FloatAttr(l.negativeSlope), combine,
+            b.getBoolAttr(selfLoops));
       }
       x = layer->getResult(0);
       if (l.attentionWeights)
@@ -371,6 +414,16 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
                           llvm::StringRef("GATConv")) == "GATv2Conv";
       if (l.v2)
         l.shareWeights = layer.boolean("share_weights", false);
+      if (layer.has("edge_dim")) {
+        l.edgeDim = layer.integer("edge_dim");
+        layer.check(!l.v2, "edge_dim",
+                    "edge_dim is supported for GATConv layers");
+        layer.check(m->edgeDim == 0 || m->edgeDim == l.edgeDim, "edge_dim",
+                    "every layer reads the one edge_attr input: edge_dim " +
+                        llvm::Twine(l.edgeDim) + " differs from an earlier " +
+                        llvm::Twine(m->edgeDim));
+        m->edgeDim = l.edgeDim;
+      }
       l.attentionWeights = layer.boolean("return_attention_weights", false);
       if (l.attentionWeights) {
         layer.check(m->alphaHeads == 0, "return_attention_weights",
@@ -420,6 +473,14 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
   options.symmetrize = symmetrize;
   m->graph = buildInEdgeCsr(*edges, options);
   spec.check(m->graph.numNodes > 0, "graph", "the graph has no nodes");
+  if (m->edgeDim && !spec.failed()) {
+    spec.check(!symmetrize && !rcm, "edge_dim",
+               "edge attributes follow the graph file's edges: not with "
+               "symmetrize or reorder: rcm");
+    if (!spec.failed())
+      if (llvm::Error err = m->computeFileSlots(*edges))
+        spec.fail("graph", llvm::toString(std::move(err)));
+  }
   if (m->alphaHeads) {
     spec.check(!rcm, "reorder",
                "'rcm' with return_attention_weights is not supported (the "

@@ -191,6 +191,9 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
       a.negativeSlope = gat.getNegativeSlope().convertToDouble();
       a.concat = gat.getCombine() == HeadCombine::concat;
       a.addSelfLoops = gat.getAddSelfLoops();
+      a.edgeAttr = env.lookup(gat.getEdgeAttr());
+      a.weightEdge = env.lookup(gat.getWeightEdge());
+      a.attEdge = env.lookup(gat.getAttEdge());
       reference::gat(a, env.make(gat.getOutput()),
                      gat.getAlpha() ? &env.make(gat.getAlpha()) : nullptr);
     } else if (auto gat = dyn_cast<GatV2Op>(op)) {

@@ -247,6 +247,37 @@ void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
       }
   auto leaky = [&](double e) { return e > 0 ? e : a.negativeSlope * e; };
 
+  // edge_dim: term[e, h] = edge_attr[e] . sum_c att_edge[h, c] W_e[h*C + c].
+  int64_t nnzAll = a.colIdx->numElements();
+  std::vector<double> edgeTerm, loopTerm;
+  if (a.edgeAttr) {
+    int64_t dim = a.edgeAttr->shape()[1];
+    edgeTerm.assign(nnzAll * heads, 0.0);
+    for (int64_t e = 0; e < nnzAll; ++e)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t c = 0; c < ch; ++c) {
+          double proj = 0;
+          for (int64_t d = 0; d < dim; ++d)
+            proj += a.weightEdge->getDouble((h * ch + c) * dim + d) *
+                    a.edgeAttr->getDouble(e * dim + d);
+          edgeTerm[e * heads + h] += a.attEdge->getDouble(h * ch + c) * proj;
+        }
+    // A self loop's: the mean over the node's in-edges that are not loops.
+    loopTerm.assign(n * heads, 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t count = 0;
+      for (int64_t e = a.rowPtr->getInt(i); e < a.rowPtr->getInt(i + 1); ++e) {
+        if (a.colIdx->getInt(e) == i)
+          continue;
+        ++count;
+        for (int64_t h = 0; h < heads; ++h)
+          loopTerm[i * heads + h] += edgeTerm[e * heads + h];
+      }
+      for (int64_t h = 0; h < heads && count; ++h)
+        loopTerm[i * heads + h] /= double(count);
+    }
+  }
+
   int64_t outDim = a.concat ? hc : ch, nnz = a.colIdx->numElements();
   std::vector<int64_t> sources, edgeIds;
   std::vector<double> logits, acc(hc);
@@ -271,14 +302,21 @@ void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
     for (int64_t h = 0; h < heads; ++h) {
       logits.clear();
       double maxLogit = kNegInf;
-      for (int64_t j : sources) {
+      for (size_t k = 0; k < sources.size(); ++k) {
+        int64_t j = sources[k];
         double e = 0;
         if (v2) {
           for (int64_t c = 0; c < ch; ++c)
             e += a.attSrc->getDouble(h * ch + c) *
                  leaky(zd[i * hc + h * ch + c] + z[j * hc + h * ch + c]);
         } else {
-          e = leaky(aDst[i * heads + h] + aSrc[j * heads + h]);
+          double term = 0;
+          if (a.edgeAttr) {
+            int64_t id = edgeIds[k];
+            term = id < nnzAll ? edgeTerm[id * heads + h]
+                               : loopTerm[(id - nnzAll) * heads + h];
+          }
+          e = leaky(aDst[i * heads + h] + aSrc[j * heads + h] + term);
         }
         logits.push_back(e);
         maxLogit = std::max(maxLogit, e);

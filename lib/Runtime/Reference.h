@@ -90,6 +90,11 @@ struct GatArgs {
   const HostTensor *bias = nullptr;
   const HostTensor *weightDst = nullptr, *biasSrc = nullptr,
                    *biasDst = nullptr;
+  /// PyG's edge_dim (GATConv): per-CSR-edge attributes (nnz x D), their
+  /// projection (H*C x D) and attention (H x C); self loops take the mean
+  /// of their node's incoming attributes.
+  const HostTensor *edgeAttr = nullptr, *weightEdge = nullptr,
+                   *attEdge = nullptr;
   double negativeSlope = 0.2;
   bool concat = true;
   bool addSelfLoops = true;

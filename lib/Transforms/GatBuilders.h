@@ -26,6 +26,8 @@ struct GatLayer {
   bool concat, selfLoops;
   double slope;
   Type elemType;
+  /// attn.gat's edge(...) operands (PyG's edge_dim), null when absent.
+  Value edgeAttr, weightEdge, attEdge;
   static GatLayer of(GatOp op);
   static GatLayer of(GatV2Op op);
 };

@@ -392,8 +392,9 @@ struct LowerGatFused : OpRewritePattern<GatOp> {
     // with it); the unfused lowering takes those layers.
     // Per-edge coefficients are never materialised here: the unfused
     // lowering returns them.
-    if (op.getAlpha())
-      return rewriter.notifyMatchFailure(op, "returns per-edge alpha");
+    if (op.getAlpha() || op.getEdgeAttr())
+      return rewriter.notifyMatchFailure(
+          op, "returns per-edge alpha or has edge attributes");
     ArrayRef<int64_t> att = getShape(op.getAttSrc());
     if (att[0] * att[1] > kMaxFusedWidth)
       return rewriter.notifyMatchFailure(op, "H*C too wide for the fused row");

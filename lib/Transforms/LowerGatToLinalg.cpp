@@ -40,8 +40,9 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
                                          "dynamic shapes are not supported");
     // Per-edge coefficients: the unfused lowering (added below) returns
     // them; the dense scores here have no edge order.
-    if (op.getAlpha())
-      return rewriter.notifyMatchFailure(op, "returns per-edge alpha");
+    if (op.getAlpha() || op.getEdgeAttr())
+      return rewriter.notifyMatchFailure(
+          op, "returns per-edge alpha or has edge attributes");
 
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
@@ -137,7 +138,10 @@ GatLayer GatLayer::of(GatOp op) {
           op.getCombine() == HeadCombine::concat,
           op.getAddSelfLoops(),
           op.getNegativeSlope().convertToDouble(),
-          cast<RankedTensorType>(op.getX().getType()).getElementType()};
+          cast<RankedTensorType>(op.getX().getType()).getElementType(),
+          op.getEdgeAttr(),
+          op.getWeightEdge(),
+          op.getAttEdge()};
 }
 
 GatLayer GatLayer::of(GatV2Op op) {

@@ -59,6 +59,8 @@ public:
       proj = buildGatProjections(b, loc, cast<GatOp>(op.op));
     }
     destinations = buildDestinations(b, loc);
+    if (op.edgeAttr)
+      buildEdgeTerms(b, loc);
     Value scores = v2 ? buildScoresV2(b, loc) : buildScores(b, loc); // E' x H
     auto [rowMax, rowSum] = buildEdgeSoftmax(b, loc, scores);
     Value alpha = buildCoefficients(b, loc, scores, rowMax, rowSum);
@@ -154,6 +156,102 @@ private:
             arith::SelectOp::create(b, loc, valid, dst, zero), valid};
   }
 
+  /// PyG's edge_dim: each CSR edge's score term edgeTerm[e, h] =
+  /// edge_attr[e] . v[h] with v[h, d] = sum_c att_edge[h, c]
+  /// weight_edge[h*C + c, d], and each added self loop's, loopTerm[i, h], the
+  /// mean of edgeTerm over node i's incoming edges that are not self loops
+  /// (the term of the mean attribute, by linearity; 0 without any).
+  void buildEdgeTerms(OpBuilder &b, Location loc) {
+    MLIRContext *ctx = b.getContext();
+    int64_t dim = getShape(op.edgeAttr)[1];
+    Value w3 = buildExpand(b, loc, op.weightEdge, {heads, ch, dim},
+                           {{0, 1}, {2}});
+    // v[h, d]: dims (h, d, c).
+    Value v = buildContraction(b, loc, op.attEdge, dimsMap(ctx, 3, {0, 2}), w3,
+                               dimsMap(ctx, 3, {0, 2, 1}), {heads, dim},
+                               dimsMap(ctx, 3, {0, 1}));
+    // edgeTerm[e, h]: dims (e, h, d).
+    edgeTerm = buildContraction(b, loc, op.edgeAttr, dimsMap(ctx, 3, {0, 2}), v,
+                                dimsMap(ctx, 3, {1, 2}), {nnz, heads},
+                                dimsMap(ctx, 3, {0, 1}));
+    if (!op.selfLoops)
+      return;
+    Value init = tensor::EmptyOp::create(b, loc, {n, heads}, f);
+    auto forall =
+        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
+                              ValueRange{init}, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value i = forall.getInductionVars()[0];
+    Value zero = buildFloatConstant(b, loc, f, 0.0);
+    Value sum0 = linalg::FillOp::create(
+                     b, loc, zero,
+                     ValueRange{tensor::EmptyOp::create(b, loc, {heads}, f)})
+                     .getResult(0);
+    Value count0 = buildFloatConstant(b, loc, f, 0.0);
+    auto [begin, end] = row(b, loc, i);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+    auto loop = scf::ForOp::create(
+        b, loc, begin, end, buildIndexConstant(b, loc, 1),
+        ValueRange{sum0, count0},
+        [&](OpBuilder &lb, Location lloc, Value e, ValueRange args) {
+          Value src = buildIndexCast(
+              lb, lloc, tensor::ExtractOp::create(lb, lloc, op.colIdx, e));
+          Value counted = arith::CmpIOp::create(
+              lb, lloc, arith::CmpIPredicate::ne, src, i);
+          Value sum = buildElementwise(
+              lb, lloc, args[0], ValueRange{edgeRow(lb, lloc, edgeTerm, e)}, {id},
+              [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                Value added = arith::AddFOp::create(nb, nloc, a[1], a[0]);
+                return arith::SelectOp::create(nb, nloc, counted, added, a[1]);
+              });
+          Value one = buildFloatConstant(lb, lloc, f, 1.0);
+          Value count = arith::SelectOp::create(
+              lb, lloc, counted, arith::AddFOp::create(lb, lloc, args[1], one),
+              args[1]);
+          scf::YieldOp::create(lb, lloc, ValueRange{sum, count});
+        });
+    Value count = loop.getResult(1);
+    Value mean = buildElementwise(
+        b, loc, tensor::EmptyOp::create(b, loc, {heads}, f),
+        ValueRange{loop.getResult(0)}, {id},
+        [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+          Value has = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT,
+                                            count, zero);
+          return arith::SelectOp::create(
+              nb, nloc, has, arith::DivFOp::create(nb, nloc, a[0], count), zero);
+        });
+    Value out = forall.getRegionIterArgs()[0];
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, mean, out, ArrayRef<OpFoldResult>{i, b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    loopTerm = forall.getResult(0);
+  }
+
+  /// Edge e's term of the edge attributes (buildEdgeTerms), head h.
+  Value edgeTermAt(OpBuilder &b, Location loc, Value e, Value h) {
+    Value cNnz = buildIndexConstant(b, loc, nnz);
+    Value zero = buildIndexConstant(b, loc, 0);
+    if (nnz == 0) // only self loops
+      return loopTerm ? tensor::ExtractOp::create(b, loc, loopTerm,
+                                                  ValueRange{e, h})
+                            .getResult()
+                      : buildFloatConstant(b, loc, f, 0.0);
+    Value isCsr =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, e, cNnz);
+    Value eCsr = arith::SelectOp::create(b, loc, isCsr, e, zero);
+    Value term = tensor::ExtractOp::create(b, loc, edgeTerm, ValueRange{eCsr, h});
+    if (!loopTerm)
+      return term;
+    Value node = arith::SelectOp::create(
+        b, loc, isCsr, zero, arith::SubIOp::create(b, loc, e, cNnz));
+    Value loopValue =
+        tensor::ExtractOp::create(b, loc, loopTerm, ValueRange{node, h});
+    return arith::SelectOp::create(b, loc, isCsr, term, loopValue);
+  }
+
   /// SDDMM: s[e, h] = LeakyReLU(a_dst[dst e, h] + a_src[src e, h]), or -inf.
   Value buildScores(OpBuilder &b, Location loc) {
     Value init = tensor::EmptyOp::create(b, loc, {edges, heads}, f);
@@ -169,6 +267,8 @@ private:
                                         ValueRange{dst, h}),
               tensor::ExtractOp::create(nb, nloc, proj.aSrc,
                                         ValueRange{src, h}));
+          if (edgeTerm)
+            s = arith::AddFOp::create(nb, nloc, s, edgeTermAt(nb, nloc, e, h));
           return arith::SelectOp::create(nb, nloc, valid,
                                          buildLeakyRelu(nb, nloc, op.slope, s),
                                          negInf(nb, nloc));
@@ -385,6 +485,8 @@ private:
   /// destination projection.
   GatProjections proj;
   Value zDst, destinations;
+  /// edge_dim: per-CSR-edge and per-self-loop score terms (E x H, N x H).
+  Value edgeTerm, loopTerm;
 };
 
 template <typename OpTy> struct LowerGatUnfused : OpRewritePattern<OpTy> {

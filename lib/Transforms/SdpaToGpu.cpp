@@ -775,10 +775,10 @@ struct AttnGatToGpu : attn::impl::AttnGatToGpuBase<AttnGatToGpu> {
       return signalPassFailure();
     }
     SmallVector<GatOp> ops;
-    // A layer that returns per-edge alpha stays on the CPU (the unfused
-    // lowering of attn-lower-to-linalg).
+    // A layer that returns per-edge alpha or has edge attributes stays on
+    // the CPU (the unfused lowering of attn-lower-to-linalg).
     getOperation()->walk([&](GatOp op) {
-      if (!op.getAlpha())
+      if (!op.getAlpha() && !op.getEdgeAttr())
         ops.push_back(op);
     });
     for (GatOp op : ops)

@@ -83,3 +83,22 @@ func.func @gatv2_mean_no_self_loops(%x: tensor<17x5xf32>, %w: tensor<12x5xf32>, 
       : (tensor<17x5xf32>, tensor<12x5xf32>, tensor<12x5xf32>, tensor<4x3xf32>, tensor<18xi32>, tensor<30xi32>) -> tensor<17x3xf32>
   return %y : tensor<17x3xf32>
 }
+
+// PyG's edge_dim: each score gains its edge's term; added self loops take
+// the mean of their node's incoming attributes. With alpha, through every
+// pipeline.
+// CHECK-LABEL: attn-run: @edge_attributes
+// CHECK: CHECK PASSED
+func.func @edge_attributes(%x: tensor<20x6xf32>, %w: tensor<12x6xf32>, %as: tensor<3x4xf32>, %ad: tensor<3x4xf32>, %rp: tensor<21xi32>, %ci: tensor<50xi32>, %ea: tensor<50x5xf32>, %we: tensor<12x5xf32>, %ae: tensor<3x4xf32>) -> (tensor<20x12xf32>, tensor<70x3xf32>) {
+  %y, %alpha = attn.gat %x, %w, %as, %ad graph(%rp, %ci) edge(%ea, %we, %ae)
+      : (tensor<20x6xf32>, tensor<12x6xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<21xi32>, tensor<50xi32>, tensor<50x5xf32>, tensor<12x5xf32>, tensor<3x4xf32>) -> (tensor<20x12xf32>, tensor<70x3xf32>)
+  return %y, %alpha : tensor<20x12xf32>, tensor<70x3xf32>
+}
+
+// CHECK-LABEL: attn-run: @edge_attributes_mean_no_self_loops
+// CHECK: CHECK PASSED
+func.func @edge_attributes_mean_no_self_loops(%x: tensor<17x5xf32>, %w: tensor<12x5xf32>, %as: tensor<4x3xf32>, %ad: tensor<4x3xf32>, %rp: tensor<18xi32>, %ci: tensor<30xi32>, %ea: tensor<30x2xf32>, %we: tensor<12x2xf32>, %ae: tensor<4x3xf32>) -> tensor<17x3xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) edge(%ea, %we, %ae) {combine = #attn.heads<mean>, add_self_loops = false}
+      : (tensor<17x5xf32>, tensor<12x5xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<18xi32>, tensor<30xi32>, tensor<30x2xf32>, tensor<12x2xf32>, tensor<4x3xf32>) -> tensor<17x3xf32>
+  return %y : tensor<17x3xf32>
+}

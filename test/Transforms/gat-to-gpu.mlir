@@ -63,3 +63,16 @@ func.func @gatv2(%x: tensor<10x8xf32>, %w: tensor<16x8xf32>, %att: tensor<2x8xf3
       : (tensor<10x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<11xi64>, tensor<30xi64>) -> tensor<10x16xf32>
   return %y : tensor<10x16xf32>
 }
+
+
+// -----
+
+// Edge attributes: no GPU kernel; the layer stays for the CPU lowering.
+// CHECK-LABEL: func @edge_attributes
+// CHECK-NOT: gpu.launch
+// CHECK: attn.gat
+func.func @edge_attributes(%x: tensor<10x8xf32>, %w: tensor<16x8xf32>, %as: tensor<2x8xf32>, %ad: tensor<2x8xf32>, %rp: tensor<11xi64>, %ci: tensor<30xi64>, %ea: tensor<30x3xf32>, %we: tensor<16x3xf32>) -> tensor<10x16xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) edge(%ea, %we, %as)
+      : (tensor<10x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<11xi64>, tensor<30xi64>, tensor<30x3xf32>, tensor<16x3xf32>, tensor<2x8xf32>) -> tensor<10x16xf32>
+  return %y : tensor<10x16xf32>
+}

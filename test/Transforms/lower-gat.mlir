@@ -136,3 +136,19 @@ func.func @gatv2(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %att: tensor<2x4xf32>
       : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>) -> tensor<6x8xf32>
   return %y : tensor<6x8xf32>
 }
+
+
+// -----
+
+// Edge attributes (PyG's edge_dim) take the unfused lowering too: the
+// per-edge terms, the self loops' mean terms, then the scores.
+// CHECK-LABEL: func @edge_attributes
+// CHECK-NOT: attn.gat
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<10x2xf32>)
+// CHECK: scf.forall (%{{.+}}) in (6) shared_outs({{.*}}) -> (tensor<6x2xf32>)
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<16x2xf32>)
+func.func @edge_attributes(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<7xi64>, %ci: tensor<10xi64>, %ea: tensor<10x5xf32>, %we: tensor<8x5xf32>) -> tensor<6x8xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) edge(%ea, %we, %as)
+      : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>, tensor<10x5xf32>, tensor<8x5xf32>, tensor<2x4xf32>) -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+}

@@ -220,3 +220,31 @@ func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp:
       : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>) -> (tensor<4x4xf32>, tensor<4x2xf32>)
   return %y, %alpha : tensor<4x4xf32>, tensor<4x2xf32>
 }
+
+// -----
+
+// edge(...): the three operands together, edge_attr one row per CSR edge.
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %ea: tensor<3x5xf32>, %we: tensor<8x5xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gat' op expects edge_attr of shape nnz x D = 4x5, got 3x5}}
+  %y = attn.gat %x, %w, %a, %a graph(%rp, %ci) edge(%ea, %we, %a)
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<3x5xf32>, tensor<8x5xf32>, tensor<2x4xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %ea: tensor<4x5xf32>, %we: tensor<8x3xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gat' op expects weight_edge of shape H*C x D = 8x5, got 8x3}}
+  %y = attn.gat %x, %w, %a, %a graph(%rp, %ci) edge(%ea, %we, %a)
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x5xf32>, tensor<8x3xf32>, tensor<2x4xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %ea: tensor<4x5xf32>, %we: tensor<8x5xf32>, %ae: tensor<2x3xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gat' op expects att_edge of shape H x C = 2x4, got 2x3}}
+  %y = attn.gat %x, %w, %a, %a graph(%rp, %ci) edge(%ea, %we, %ae)
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x5xf32>, tensor<8x5xf32>, tensor<2x3xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

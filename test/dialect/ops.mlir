@@ -145,6 +145,14 @@ func.func @gat_alpha(%x: tensor<10x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4x
   return %alpha : tensor<30x2xf32>
 }
 
+// CHECK-LABEL: func @gat_edge
+// CHECK: attn.gat %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) edge(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<10x3xf32>
+func.func @gat_edge(%x: tensor<10x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi64>, %ci: tensor<20xi64>, %ea: tensor<20x5xf32>, %we: tensor<8x5xf32>) -> tensor<10x8xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) edge(%ea, %we, %as)
+      : (tensor<10x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi64>, tensor<20xi64>, tensor<20x5xf32>, tensor<8x5xf32>, tensor<2x4xf32>) -> tensor<10x8xf32>
+  return %y : tensor<10x8xf32>
+}
+
 // CHECK-LABEL: func @gatv2
 // CHECK: attn.gatv2 %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) bias_src(%{{[a-z0-9_]+}}) bias_dst(%{{[a-z0-9_]+}}) bias(%{{[a-z0-9_]+}}) : (tensor<10x3xf32>
 // CHECK: attn.gatv2 %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {combine = #attn.heads<mean>}
