@@ -215,7 +215,8 @@ public:
 
   llvm::Expected<HostTensor> defaultInput(size_t index,
                                           uint64_t seed) const override {
-    if (index == 0)
+    // x and edge_attr: seeded; the CSR: the description's graph.
+    if (index == 0 || index == 3)
       return Model::defaultInput(index, seed);
     const std::vector<int64_t> &src = index == 1 ? graph.rowPtr : graph.colIdx;
     HostTensor t(DType::i64, {static_cast<int64_t>(src.size())});
