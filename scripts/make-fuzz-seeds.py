@@ -109,3 +109,24 @@ write("ir", "gat", b"""func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %a
   return %y : tensor<6x8xf32>
 }
 """)
+# attn-fuzz-ir: a score_mod whose block is empty (the verifier asked it for a
+# terminator: heap-buffer-overflow).
+write("ir", "regression-empty-region", b"""func.func @f(%q: tensor<1x1x4x8xf32>, %t: tensor<4xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    }
+  return %o : tensor<1x1x4x8xf32>
+}
+""")
+# GAT seeds with the ops' newer operands and results.
+write("ir", "gat-alpha-edge", b"""func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<7xi64>, %ci: tensor<10xi64>, %ea: tensor<10x2xf32>, %we: tensor<8x2xf32>) -> (tensor<6x8xf32>, tensor<16x2xf32>) {
+  %y, %a = attn.gat %x, %w, %as, %ad graph(%rp, %ci) edge(%ea, %we, %as) : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>, tensor<10x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>) -> (tensor<6x8xf32>, tensor<16x2xf32>)
+  return %y, %a : tensor<6x8xf32>, tensor<16x2xf32>
+}
+""")
+write("ir", "gatv2", b"""func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %att: tensor<2x4xf32>, %rp: tensor<7xi64>, %ci: tensor<10xi64>, %b: tensor<8xf32>) -> tensor<6x8xf32> {
+  %y = attn.gatv2 %x, %w, %w, %att graph(%rp, %ci) bias_src(%b) bias_dst(%b) : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>, tensor<8xf32>, tensor<8xf32>) -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+}
+""")

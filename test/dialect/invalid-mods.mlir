@@ -160,3 +160,16 @@ func.func @f(%q: tensor<1x1x4x4xf32>, %t: tensor<4x0xi32>) -> tensor<1x1x4x4xf32
     }
   return %o : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// A region whose block is empty has no attn.yield (attn-fuzz-ir found the
+// verifier reading past it).
+func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{score_mod must end with attn.yield}}
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    }
+  return %o : tensor<1x1x4x8xf32>
+}
