@@ -81,11 +81,7 @@ public:
   }
 
   Value activate(NetBuilder &net, Value x) const {
-    if (activation == "gelu")
-      return net.gelu(x);
-    if (activation == "relu")
-      return net.relu(x);
-    return net.geluTanh(x);
+    return net.activation(activation, x);
   }
 
   // --- Generation over a K/V cache (docs/models.md, "Generation") ---
@@ -163,37 +159,41 @@ public:
                       weight(net, p + "attn.c_proj.bias"));
   }
 
+  /// The offsets, sizes and strides of kv[layer, which] in a tensor of
+  /// `shape` (layers x 2 x ...).
+  struct KvSlice {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+  };
+  static KvSlice kvSlice(OpBuilder &b, ArrayRef<int64_t> shape, int64_t layer,
+                         int64_t which) {
+    KvSlice s{SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(0)),
+              {b.getIndexAttr(1), b.getIndexAttr(1)},
+              SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(1))};
+    s.offsets[0] = b.getIndexAttr(layer);
+    s.offsets[1] = b.getIndexAttr(which);
+    for (int64_t d : shape.drop_front(2))
+      s.sizes.push_back(b.getIndexAttr(d));
+    return s;
+  }
+
   /// `part` (B x H x T x hd, or B x H x hd) into kv[layer, which].
   Value storeKv(NetBuilder &net, Value kv, Value part, int64_t layer,
                 int64_t which) const {
-    OpBuilder &b = net.builder();
     ArrayRef<int64_t> kvShape = getShape(kv);
-    SmallVector<OpFoldResult> offsets(kvShape.size(), b.getIndexAttr(0)),
-        sizes{b.getIndexAttr(1), b.getIndexAttr(1)},
-        strides(kvShape.size(), b.getIndexAttr(1));
-    offsets[0] = b.getIndexAttr(layer);
-    offsets[1] = b.getIndexAttr(which);
-    for (int64_t d : kvShape.drop_front(2))
-      sizes.push_back(b.getIndexAttr(d));
+    KvSlice s = kvSlice(net.builder(), kvShape, layer, which);
     SmallVector<int64_t> full{1, 1};
     full.append(kvShape.begin() + 2, kvShape.end());
-    return tensor::InsertSliceOp::create(b, net.getLoc(), net.reshape(part, full),
-                                         kv, offsets, sizes, strides);
+    return tensor::InsertSliceOp::create(net.builder(), net.getLoc(),
+                                         net.reshape(part, full), kv, s.offsets,
+                                         s.sizes, s.strides);
   }
 
   /// cache[layer, which] as B x H x Lc x hd (a slice: no copy).
   Value loadKv(NetBuilder &net, Value cache, int64_t layer, int64_t which) const {
-    OpBuilder &b = net.builder();
     ArrayRef<int64_t> shape = getShape(cache);
-    SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)),
-        sizes{b.getIndexAttr(1), b.getIndexAttr(1)},
-        strides(shape.size(), b.getIndexAttr(1));
-    offsets[0] = b.getIndexAttr(layer);
-    offsets[1] = b.getIndexAttr(which);
-    for (int64_t d : shape.drop_front(2))
-      sizes.push_back(b.getIndexAttr(d));
-    Value slice = tensor::ExtractSliceOp::create(b, net.getLoc(), cache, offsets,
-                                                 sizes, strides);
+    KvSlice s = kvSlice(net.builder(), shape, layer, which);
+    Value slice = tensor::ExtractSliceOp::create(
+        net.builder(), net.getLoc(), cache, s.offsets, s.sizes, s.strides);
     return net.reshape(slice, shape.drop_front(2));
   }
 

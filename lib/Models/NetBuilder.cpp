@@ -108,6 +108,15 @@ Value NetBuilder::linear(Value x, Value w, Value bias) {
   return buildMatmul(b, loc, x, transpose(w, {1, 0}), bias);
 }
 
+Value NetBuilder::activation(llvm::StringRef name, Value x) {
+  if (name == "gelu_new")
+    return geluTanh(x);
+  if (name == "relu")
+    return relu(x);
+  assert(name == "gelu" && "an activation the model parsers accept");
+  return gelu(x);
+}
+
 Value NetBuilder::linearFewRows(Value x, Value w, Value bias) {
   MLIRContext *ctx = b.getContext();
   SmallVector<int64_t> shape(getShape(x));

@@ -69,6 +69,8 @@ public:
   Value geluTanh(Value x); ///< tanh approximation (GPT-2's gelu_new)
   Value relu(Value x);
   Value elu(Value x); ///< alpha = 1
+  /// "gelu" (erf), "gelu_new" (tanh) or "relu", by the name a config uses.
+  Value activation(llvm::StringRef name, Value x);
 
   /// Self-attention as attn.mha (PyTorch in_proj/out_proj packing).
   Value selfAttention(Value x, Value inW, Value inB, Value outW, Value outB,

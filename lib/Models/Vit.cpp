@@ -141,11 +141,7 @@ public:
   }
 
   Value activate(NetBuilder &net, Value x) const {
-    if (activation == "gelu_new")
-      return net.geluTanh(x);
-    if (activation == "relu")
-      return net.relu(x);
-    return net.gelu(x);
+    return net.activation(activation, x);
   }
 
   Value buildForward(NetBuilder &net, ValueRange inputs) const override {

@@ -124,42 +124,37 @@ GatProjections mlir::attn::buildGatProjections(OpBuilder &rewriter,
   return {z3, aSrc, aDst};
 }
 
-GatLayer GatLayer::of(GatOp op) {
-  ArrayRef<int64_t> att = getShape(op.getAttSrc());
-  return {op,
-          op.getX(),
-          op.getRowPtr(),
-          op.getColIdx(),
-          op.getBias(),
-          op.getAlpha(),
-          getShape(op.getX())[0],
-          att[0],
-          att[1],
-          op.getCombine() == HeadCombine::concat,
-          op.getAddSelfLoops(),
-          op.getNegativeSlope().convertToDouble(),
-          cast<RankedTensorType>(op.getX().getType()).getElementType(),
-          op.getEdgeAttr(),
-          op.getWeightEdge(),
-          op.getAttEdge()};
+/// The fields attn.gat and attn.gatv2 share; `att` gives H x C.
+template <typename OpTy> static GatLayer gatLayerOf(OpTy op, Value att) {
+  ArrayRef<int64_t> shape = getShape(att);
+  GatLayer layer{op,
+                 op.getX(),
+                 op.getRowPtr(),
+                 op.getColIdx(),
+                 op.getBias(),
+                 op.getAlpha(),
+                 getShape(op.getX())[0],
+                 shape[0],
+                 shape[1],
+                 op.getCombine() == HeadCombine::concat,
+                 op.getAddSelfLoops(),
+                 op.getNegativeSlope().convertToDouble(),
+                 cast<RankedTensorType>(op.getX().getType()).getElementType(),
+                 /*edgeAttr=*/Value(),
+                 /*weightEdge=*/Value(),
+                 /*attEdge=*/Value()};
+  return layer;
 }
 
-GatLayer GatLayer::of(GatV2Op op) {
-  ArrayRef<int64_t> att = getShape(op.getAtt());
-  return {op,
-          op.getX(),
-          op.getRowPtr(),
-          op.getColIdx(),
-          op.getBias(),
-          op.getAlpha(),
-          getShape(op.getX())[0],
-          att[0],
-          att[1],
-          op.getCombine() == HeadCombine::concat,
-          op.getAddSelfLoops(),
-          op.getNegativeSlope().convertToDouble(),
-          cast<RankedTensorType>(op.getX().getType()).getElementType()};
+GatLayer GatLayer::of(GatOp op) {
+  GatLayer layer = gatLayerOf(op, op.getAttSrc());
+  layer.edgeAttr = op.getEdgeAttr();
+  layer.weightEdge = op.getWeightEdge();
+  layer.attEdge = op.getAttEdge();
+  return layer;
 }
+
+GatLayer GatLayer::of(GatV2Op op) { return gatLayerOf(op, op.getAtt()); }
 
 Value mlir::attn::buildLeakyRelu(OpBuilder &b, Location loc, double slope,
                                  Value x) {
