@@ -474,9 +474,13 @@ LogicalResult MhaOp::verify() {
 /// The operands and attributes attn.gat and attn.gatv2 share.
 struct GatLayerOperands {
   Value x, rowPtr, colIdx, bias, output, alpha;
-  /// The projection weights (H*C x F), their optional biases (H*C) and the
-  /// attention vectors (H x C), by name.
-  SmallVector<std::pair<StringRef, Value>, 2> weights, weightBiases, atts;
+  /// The projection weights of the sources (H*C x F) and of the
+  /// destinations (H*C x Fd: F unless bipartite), their optional biases
+  /// (H*C) and the attention vectors (H x C), by name.
+  SmallVector<std::pair<StringRef, Value>, 2> weights, dstWeights,
+      weightBiases, atts;
+  /// A bipartite layer's destination features (Nd x Fd), null otherwise.
+  Value xDst;
   bool concat, addSelfLoops;
   double slope;
   /// PyG's edge_dim: per-edge attributes, their projection and attention.
@@ -484,21 +488,29 @@ struct GatLayerOperands {
 };
 
 static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
-  if (failed(expectRank(op, g.x, "x", 2, "N x F")))
+  if (failed(expectRank(op, g.x, "x", 2, g.xDst ? "Ns x F" : "N x F")) ||
+      (g.xDst && failed(expectRank(op, g.xDst, "x_dst", 2, "Nd x Fd"))))
     return failure();
+  StringRef dstShape = g.xDst ? "H*C x Fd" : "H*C x F";
   for (auto [name, w] : g.weights)
     if (failed(expectRank(op, w, name, 2, "H*C x F")))
+      return failure();
+  for (auto [name, w] : g.dstWeights)
+    if (failed(expectRank(op, w, name, 2, dstShape)))
       return failure();
   for (auto [name, a] : g.atts)
     if (failed(expectRank(op, a, name, 2, "H x C")))
       return failure();
   if (failed(expectNoZeroDims(op, {{"x", g.x},
                                    g.weights.front(),
-                                   g.atts.front()})))
+                                   g.atts.front()})) ||
+      (g.xDst && failed(expectNoZeroDims(op, {{"x_dst", g.xDst}}))))
     return failure();
 
   Type elemType = cast<RankedTensorType>(g.x.getType()).getElementType();
   SmallVector<std::pair<StringRef, Value>> typed(g.weights);
+  typed.append(g.dstWeights.begin(), g.dstWeights.end());
+  typed.push_back({"x_dst", g.xDst});
   typed.append(g.weightBiases.begin(), g.weightBiases.end());
   typed.append(g.atts.begin(), g.atts.end());
   typed.append({{"bias", g.bias}, {"output", g.output}, {"alpha", g.alpha}});
@@ -506,7 +518,13 @@ static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
     return failure();
 
   ArrayRef<int64_t> x = shapeOf(g.x), att = shapeOf(g.atts.front().second);
-  int64_t n = x[0], f = x[1], heads = att[0], channels = att[1];
+  ArrayRef<int64_t> xDst = g.xDst ? shapeOf(g.xDst) : x;
+  // n: the destinations (the CSR's rows, the output's); the sources are x's
+  // rows, x's alone unless bipartite.
+  int64_t n = xDst[0], f = x[1], fDst = xDst[1], heads = att[0],
+          channels = att[1];
+  int64_t loops = g.addSelfLoops ? std::min(x[0], n) : 0;
+  StringRef rowsName = g.xDst ? "Nd+1" : "N+1";
   std::optional<int64_t> headsTimesChannels = mulDims(heads, channels),
                          rows = addDims(n, 1);
   if (!headsTimesChannels)
@@ -523,25 +541,31 @@ static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
   for (auto [name, w] : g.weights)
     if (failed(expectShape(op, w, name, "H*C x F", {hc, f})))
       return failure();
+  for (auto [name, w] : g.dstWeights)
+    if (failed(expectShape(op, w, name, dstShape, {hc, fDst})))
+      return failure();
   for (auto [name, wb] : g.weightBiases)
     if (wb && failed(expectShape(op, wb, name, "H*C", {hc})))
       return failure();
-  if (failed(expectShape(op, g.rowPtr, "row_ptr", "N+1", {*rows})) ||
+  if (failed(expectShape(op, g.rowPtr, "row_ptr", rowsName, {*rows})) ||
       failed(expectRank(op, g.colIdx, "col_idx", 1, "nnz")) ||
       (g.bias && failed(expectShape(op, g.bias, "bias", g.concat ? "H*C" : "C",
                                     {outDim}))) ||
       failed(expectShape(op, g.output, "output",
-                         g.concat ? "N x H*C" : "N x C", {n, outDim})))
+                         g.xDst ? (g.concat ? "Nd x H*C" : "Nd x C")
+                                : (g.concat ? "N x H*C" : "N x C"),
+                         {n, outDim})))
     return failure();
   if (g.alpha) {
     // One coefficient per CSR edge and head, then one per added self loop.
     int64_t nnz = shapeOf(g.colIdx)[0];
-    std::optional<int64_t> edges =
-        g.addSelfLoops ? addDims(nnz, n) : std::optional<int64_t>(nnz);
+    std::optional<int64_t> edges = addDims(nnz, loops);
     if (!edges)
       return op->emitOpError() << "nnz + N (alpha's rows) overflows int64";
     if (failed(expectShape(op, g.alpha, "alpha",
-                           g.addSelfLoops ? "nnz+N x H" : "nnz x H",
+                           !g.addSelfLoops ? "nnz x H"
+                           : g.xDst        ? "nnz+min(Ns,Nd) x H"
+                                           : "nnz+N x H",
                            {*edges, heads})))
       return failure();
   }
@@ -579,6 +603,9 @@ LogicalResult GatOp::verify() {
   GatLayerOperands g{getX(), getRowPtr(), getColIdx(), getBias(), getOutput(),
                      getAlpha()};
   g.weights = {{"weight", getWeight()}};
+  if (getXDst())
+    g.dstWeights = {{"weight_dst", getWeightDst()}};
+  g.xDst = getXDst();
   g.atts = {{"att_src", getAttSrc()}, {"att_dst", getAttDst()}};
   g.edgeAttr = getEdgeAttr();
   g.weightEdge = getWeightEdge();
@@ -592,7 +619,9 @@ LogicalResult GatOp::verify() {
 LogicalResult GatV2Op::verify() {
   GatLayerOperands g{getX(), getRowPtr(), getColIdx(), getBias(), getOutput(),
                      getAlpha()};
-  g.weights = {{"weight_src", getWeightSrc()}, {"weight_dst", getWeightDst()}};
+  g.weights = {{"weight_src", getWeightSrc()}};
+  g.dstWeights = {{"weight_dst", getWeightDst()}};
+  g.xDst = getXDst();
   g.weightBiases = {{"bias_src", getBiasSrc()}, {"bias_dst", getBiasDst()}};
   g.atts = {{"att", getAtt()}};
   g.concat = getCombine() == HeadCombine::concat;

@@ -292,6 +292,17 @@ def Attn_GatOp : Attn_Op<"gat", [Pure, AttrSizedOperandSegments]> {
     attributes (self loops excluded; 0 without any), as PyG's
     `add_self_loops(fill_value='mean')`. Such an op, too, takes the unfused
     lowering.
+
+    With `target(%x_dst, %weight_dst)` the layer is bipartite (PyG's
+    `GATConv((in_src, in_dst), ...)` called with `(x_src, x_dst)`, as in
+    sampled mini-batches): `x` holds the `Ns` source nodes and `x_dst`
+    (`Nd x Fd`) the destinations, projected by `weight_dst` (`H*C x Fd`,
+    PyG's `lin_dst.weight`, or `weight` itself for a shared `lin`).
+    `a_src` comes from the sources' projection, `a_dst` from the
+    destinations'; the CSR has `Nd` rows of source ids in `[0, Ns)`, the
+    output `Nd` rows, and `add_self_loops` adds a loop `i -> i` for the
+    `min(Ns, Nd)` nodes that are both (PyG's rule), so `alpha` has
+    `nnz + min(Ns, Nd)` rows. Such an op, too, takes the unfused lowering.
     Element types as for `attn.sdpa` (f16/bf16: computed in f32, the output
     rounded once).
 
@@ -312,6 +323,7 @@ def Attn_GatOp : Attn_Op<"gat", [Pure, AttrSizedOperandSegments]> {
     Optional<AnyRankedTensor>:$bias,
     Optional<AnyRankedTensor>:$edge_attr, Optional<AnyRankedTensor>:$weight_edge,
     Optional<AnyRankedTensor>:$att_edge,
+    Optional<AnyRankedTensor>:$x_dst, Optional<AnyRankedTensor>:$weight_dst,
     DefaultValuedAttr<F64Attr, "0.2">:$negative_slope,
     DefaultValuedAttr<Attn_HeadCombineAttr, "::mlir::attn::HeadCombine::concat">:$combine,
     DefaultValuedAttr<BoolAttr, "true">:$add_self_loops);
@@ -321,7 +333,16 @@ def Attn_GatOp : Attn_Op<"gat", [Pure, AttrSizedOperandSegments]> {
     $x `,` $weight `,` $att_src `,` $att_dst `graph` `(` $row_ptr `,` $col_idx `)`
     (`bias` `(` $bias^ `)`)?
     (`edge` `(` $edge_attr^ `,` $weight_edge `,` $att_edge `)`)?
+    (`target` `(` $x_dst^ `,` $weight_dst `)`)?
     attr-dict `:` functional-type(operands, results)
+  }];
+
+  let extraClassDeclaration = [{
+    /// Per-edge coefficients, edge attributes or a bipartite layer: only
+    /// the unfused lowering (attn-lower-gat-unfused) has these.
+    bool needsUnfusedLowering() {
+      return getAlpha() || getEdgeAttr() || getXDst();
+    }
   }];
 
   let hasVerifier = 1;
@@ -348,7 +369,10 @@ def Attn_GatV2Op : Attn_Op<"gatv2", [Pure, AttrSizedOperandSegments]> {
     then heads concatenated or averaged and the optional `bias` added, as
     attn.gat. `share_weights` is the same tensor passed as both weights.
     Self loops, duplicate edges, nodes without in-edges and the optional
-    `alpha` result (per-edge coefficients) are as for attn.gat. Lowered by
+    `alpha` result (per-edge coefficients) are as for attn.gat. With
+    `target(%x_dst)` the layer is bipartite as attn.gat's: `weight_src`
+    projects the sources `x`, `weight_dst` (`H*C x Fd`) the destinations
+    `x_dst` (PyG's `GATv2Conv` called with `(x_src, x_dst)`). Lowered by
     the unfused lowering (per-edge scores, edge softmax, aggregation) in
     every pipeline: each score needs the C-wide nonlinearity, which the
     fused single-pass lowering of attn.gat does not have.
@@ -368,7 +392,7 @@ def Attn_GatV2Op : Attn_Op<"gatv2", [Pure, AttrSizedOperandSegments]> {
     AnyRankedTensor:$weight_dst, AnyRankedTensor:$att,
     Attn_IndexTensor:$row_ptr, Attn_IndexTensor:$col_idx,
     Optional<AnyRankedTensor>:$bias_src, Optional<AnyRankedTensor>:$bias_dst,
-    Optional<AnyRankedTensor>:$bias,
+    Optional<AnyRankedTensor>:$bias, Optional<AnyRankedTensor>:$x_dst,
     DefaultValuedAttr<F64Attr, "0.2">:$negative_slope,
     DefaultValuedAttr<Attn_HeadCombineAttr, "::mlir::attn::HeadCombine::concat">:$combine,
     DefaultValuedAttr<BoolAttr, "true">:$add_self_loops);
@@ -377,7 +401,7 @@ def Attn_GatV2Op : Attn_Op<"gatv2", [Pure, AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $x `,` $weight_src `,` $weight_dst `,` $att `graph` `(` $row_ptr `,` $col_idx `)`
     (`bias_src` `(` $bias_src^ `)`)? (`bias_dst` `(` $bias_dst^ `)`)?
-    (`bias` `(` $bias^ `)`)?
+    (`bias` `(` $bias^ `)`)? (`target` `(` $x_dst^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 

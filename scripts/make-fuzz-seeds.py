@@ -86,6 +86,11 @@ write("model", "transformer-encoder", json.dumps({"kind": "transformer-encoder",
       "seq_len": 5, "batch": 2}).encode())
 write("model", "gat", json.dumps({"kind": "gat", "graph": "/nonexistent/graph.txt",
       "in_features": 4, "layers": [{"heads": 2, "channels": 2}]}).encode())
+write("model", "gat-minibatch", json.dumps({"kind": "gat", "in_features": 4,
+      "layers": [{"heads": 2, "channels": 2, "in_channels": [4, 4],
+                  "graph": "/nonexistent/hop2.txt", "size": [9, 4]},
+                 {"channels": 2, "graph": "/nonexistent/hop1.txt",
+                  "size": [4, 2]}]}).encode())
 sdpa = """func.func @f(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
   %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
   return %o : tensor<1x2x8x4xf32>
@@ -107,6 +112,13 @@ write("ir", "score-mod", b"""func.func @f(%q: tensor<1x1x4x8xf32>, %t: tensor<4x
 write("ir", "gat", b"""func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<7xi64>, %ci: tensor<10xi64>) -> tensor<6x8xf32> {
   %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi64>, tensor<10xi64>) -> tensor<6x8xf32>
   return %y : tensor<6x8xf32>
+}
+""")
+# Bipartite layers (target(...)): sources x, destinations x_dst.
+write("ir", "gat-bipartite", b"""func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<5xi64>, %ci: tensor<10xi64>, %xd: tensor<4x5xf32>, %wd: tensor<8x5xf32>) -> (tensor<4x8xf32>, tensor<14x2xf32>) {
+  %y, %a = attn.gat %x, %w, %as, %ad graph(%rp, %ci) target(%xd, %wd) : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi64>, tensor<10xi64>, tensor<4x5xf32>, tensor<8x5xf32>) -> (tensor<4x8xf32>, tensor<14x2xf32>)
+  %v = attn.gatv2 %x, %w, %wd, %as graph(%rp, %ci) target(%xd) : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<8x5xf32>, tensor<2x4xf32>, tensor<5xi64>, tensor<10xi64>, tensor<4x5xf32>) -> tensor<4x8xf32>
+  return %y, %a : tensor<4x8xf32>, tensor<14x2xf32>
 }
 """)
 # attn-fuzz-ir: a score_mod whose block is empty (the verifier asked it for a

@@ -28,6 +28,19 @@ gat-edge-attr/: GATConv(5, 4, heads=2, edge_dim=3), ELU, GATConv(8, 3,
 heads=2, edge_dim=3, concat=False) with return_attention_weights=True, on
 edge_attr.npy (E x 3, the file's edge order; the self loops PyG adds take
 the mean of their node's incoming attributes).
+
+gat-minibatch/: a sampled mini-batch as PyG's NeighborSampler gives it: two
+bipartite adjacencies (hop2.txt: 30 sources -> 12 destinations, hop1.txt:
+12 -> 4, the destinations being the first sources; a self loop, a duplicate
+edge, destinations without in-edges), GATConv((5, 5), 4, heads=2) (its own
+lin_src / lin_dst), ELU, GATConv(8, 3, heads=2, concat=False) with
+return_attention_weights=True, each called as conv((x, x[:size[1]]), adj).
+
+gatv2-minibatch/: the same adjacencies through GATv2Conv(5, 4, heads=2),
+ELU, GATv2Conv(8, 3, heads=2, share_weights=True).
+
+gat-separate-lins/: GATConv((5, 5), 3, heads=2) -- built bipartite, its own
+lin_src / lin_dst -- called on one node set (gat-attention's graph and x).
 """
 import json
 import os
@@ -191,6 +204,93 @@ with open(os.path.join(path4, "model.json"), "w") as f:
                            "return_attention_weights": True}]}, f, indent=1)
     f.write("\n")
 print(list(net4.state_dict().keys()))
+
+
+# Sampled mini-batches: per-layer bipartite adjacencies (src < size[0],
+# dst < size[1]), outermost hop first, as NeighborSampler's adjs.
+gen = np.random.default_rng(7)
+sizes = [(30, 12), (12, 4)]
+hops = []
+for ns, nd in sizes:
+    hop = [(int(gen.integers(ns)), int(gen.integers(nd - 1)))
+           for _ in range(3 * ns)]  # destination nd - 1 has no in-edges
+    hop += [(2, 2), hop[0]]  # a self loop (dropped and re-added) and a duplicate
+    hops.append(hop)
+
+
+class NetBatch(torch.nn.Module):
+    def __init__(self, v2):
+        super().__init__()
+        if v2:
+            self.conv1 = GATv2Conv(5, 4, heads=2)
+            self.conv2 = GATv2Conv(8, 3, heads=2, concat=False,
+                                   share_weights=True)
+        else:
+            self.conv1 = GATConv((5, 5), 4, heads=2)
+            self.conv2 = GATConv(8, 3, heads=2, concat=False)
+
+    def forward(self, x, adjs):
+        (e1, s1), (e2, s2) = adjs
+        x = F.elu(self.conv1((x, x[:s1[1]]), e1))
+        return self.conv2((x, x[:s2[1]]), e2, return_attention_weights=True)
+
+
+xb = torch.randn(sizes[0][0], 5)
+adjs = [(torch.tensor(h, dtype=torch.long).t().contiguous(), sz)
+        for h, sz in zip(hops, sizes)]
+for name, v2 in (("gat-minibatch", False), ("gatv2-minibatch", True)):
+    pathb = os.path.join(out, name)
+    os.makedirs(pathb, exist_ok=True)
+    for file, hop in zip(("hop2.txt", "hop1.txt"), hops):
+        with open(os.path.join(pathb, file), "w") as f:
+            for s_, d_ in hop:
+                f.write(f"{s_} {d_}\n")
+    netb = NetBatch(v2).eval()
+    with torch.no_grad():
+        for p in netb.parameters():
+            p.add_(0.3 * torch.randn(p.shape))
+        yb, (eib, alphab) = netb(xb, adjs)
+    state = {k: v.contiguous() for k, v in netb.state_dict().items()
+             if not k.startswith("conv2.lin_r.")}
+    save_file(state, os.path.join(pathb, "model.safetensors"))
+    np.save(os.path.join(pathb, "x.npy"), xb.numpy())
+    np.save(os.path.join(pathb, "output.npy"), yb.numpy())
+    np.save(os.path.join(pathb, "alpha.npy"), alphab.numpy())
+    np.save(os.path.join(pathb, "edge_index.npy"), eib.numpy().astype(np.int64))
+    conv = {"conv": "GATv2Conv"} if v2 else {}
+    first = dict(conv, heads=2, channels=4, graph="hop2.txt",
+                 size=list(sizes[0]))
+    if not v2:
+        first["in_channels"] = [5, 5]
+    second = dict(conv, heads=2, channels=3, concat=False, graph="hop1.txt",
+                  size=list(sizes[1]), return_attention_weights=True)
+    if v2:
+        second["share_weights"] = True
+    with open(os.path.join(pathb, "model.json"), "w") as f:
+        json.dump({"kind": "gat", "in_features": 5,
+                   "layers": [first, second]}, f, indent=1)
+        f.write("\n")
+    print(name, list(state.keys()), yb.shape, alphab.shape)
+
+path5 = os.path.join(out, "gat-separate-lins")
+os.makedirs(path5, exist_ok=True)
+with open(os.path.join(path, "graph.txt")) as src, \
+        open(os.path.join(path5, "graph.txt"), "w") as dst:
+    dst.write(src.read())
+conv5 = GATConv((5, 5), 3, heads=2).eval()
+with torch.no_grad():
+    for p in conv5.parameters():
+        p.add_(0.3 * torch.randn(p.shape))
+    y5 = conv5(x, edge_index)
+save_file({"conv1." + k: v.contiguous() for k, v in conv5.state_dict().items()},
+          os.path.join(path5, "model.safetensors"))
+np.save(os.path.join(path5, "x.npy"), x.numpy())
+np.save(os.path.join(path5, "output.npy"), y5.numpy())
+with open(os.path.join(path5, "model.json"), "w") as f:
+    json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
+               "layers": [{"heads": 2, "channels": 3, "in_channels": [5, 5]}]},
+              f, indent=1)
+    f.write("\n")
 
 with open(os.path.join(out, "versions.txt"), "w") as f:
     f.write(f"torch_geometric {torch_geometric.__version__}\n"

@@ -5,9 +5,13 @@
 // one layer may also return its attention weights, reordered into PyG's edge
 // order. Weight names are PyG's, one module per layer: conv1.lin.weight,
 // conv1.att_src (1 x H x C), conv1.att_dst, conv1.bias (GATv2Conv:
-// conv1.lin_l.*, conv1.lin_r.*, conv1.att), conv2... With `reorder: rcm` the nodes are
-// renumbered by reverse Cuthill-McKee for the run (features and CSR permuted
-// before, output rows restored after), so neighbours sit in nearby rows.
+// conv1.lin_l.*, conv1.lin_r.*, conv1.att; with `in_channels` as a pair,
+// GATConv's conv1.lin_src.weight / conv1.lin_dst.weight), conv2... With
+// `reorder: rcm` the nodes are renumbered by reverse Cuthill-McKee for the
+// run (features and CSR permuted before, output rows restored after), so
+// neighbours sit in nearby rows. In the mini-batch form every layer has its
+// own bipartite graph (PyG's NeighborSampler `adjs`: `size` sources to
+// destinations, the destinations being the first sources).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,11 +20,14 @@
 #include "lib/Models/NetBuilder.h"
 #include "lib/Runtime/Budget.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
-#include <cstring>
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -38,6 +45,13 @@ struct GatLayer {
   double negativeSlope = 0.2;
   /// PyG's edge_dim (GATConv): the width of the edge attributes, 0 without.
   int64_t edgeDim = 0;
+  /// GATConv built with in_channels as a pair: lin_src / lin_dst (the
+  /// destinations projected by their own weight), else one `lin`.
+  bool separateLins = false;
+  /// The mini-batch form: this layer's bipartite graph from `numSrc`
+  /// sources to `numDst` destinations (x_dst = x[:numDst]).
+  int64_t numSrc = 0, numDst = 0;
+  Csr graph;
 };
 
 class Gat : public Model {
@@ -46,7 +60,10 @@ public:
   std::vector<GatLayer> layers;
   double negativeSlope = 0.2;
   bool selfLoops = true;
+  /// The description's graph; in the mini-batch form (`miniBatch`), each
+  /// layer's own (GatLayer::graph) instead.
   Csr graph;
+  bool miniBatch = false;
   /// With `reorder: rcm`: order[k] is the original id of node k of the
   /// compiled numbering; empty otherwise.
   std::vector<int64_t> order;
@@ -66,13 +83,32 @@ public:
     return "conv" + std::to_string(n + 1) + ".";
   }
 
+  /// Layer n's graph, its destinations and the self loops it adds (nodes
+  /// both source and destination).
+  const Csr &graphOf(size_t n) const {
+    return miniBatch ? layers[n].graph : graph;
+  }
+  int64_t selfLoopsOf(size_t n) const {
+    if (!selfLoops)
+      return 0;
+    return miniBatch ? std::min(layers[n].numSrc, layers[n].numDst)
+                     : graph.numNodes;
+  }
+  /// The input index of layer n's row_ptr (col_idx follows it).
+  size_t csrInput(size_t n) const { return miniBatch ? 1 + 2 * n : 1; }
+
   void declare() {
     items = "nodes";
     chunks = false;
-    batchSize = graph.numNodes;
-    inputSpecs.push_back({"x", DType::f32, {graph.numNodes, inFeatures}});
-    inputSpecs.push_back({"row_ptr", DType::i64, {graph.numNodes + 1}});
-    inputSpecs.push_back({"col_idx", DType::i64, {graph.numEdges()}});
+    int64_t sources = miniBatch ? layers.front().numSrc : graph.numNodes;
+    batchSize = miniBatch ? layers.back().numDst : graph.numNodes;
+    inputSpecs.push_back({"x", DType::f32, {sources, inFeatures}});
+    for (size_t n = 0; n < (miniBatch ? layers.size() : 1); ++n) {
+      std::string p = miniBatch ? prefix(n) : "";
+      const Csr &g = graphOf(n);
+      inputSpecs.push_back({p + "row_ptr", DType::i64, {g.numNodes + 1}});
+      inputSpecs.push_back({p + "col_idx", DType::i64, {g.numEdges()}});
+    }
     if (edgeDim)
       inputSpecs.push_back(
           {"edge_attr", DType::f32,
@@ -95,7 +131,12 @@ public:
         }
         weightSpecs.push_back({p + "att", DType::f32, {1, l.heads, l.channels}});
       } else {
-        weightSpecs.push_back({p + "lin.weight", DType::f32, {hc, in}});
+        if (l.separateLins) {
+          weightSpecs.push_back({p + "lin_src.weight", DType::f32, {hc, in}});
+          weightSpecs.push_back({p + "lin_dst.weight", DType::f32, {hc, in}});
+        } else {
+          weightSpecs.push_back({p + "lin.weight", DType::f32, {hc, in}});
+        }
         weightSpecs.push_back({p + "att_src", DType::f32, {1, l.heads, l.channels}});
         weightSpecs.push_back({p + "att_dst", DType::f32, {1, l.heads, l.channels}});
         if (l.edgeDim) {
@@ -107,13 +148,65 @@ public:
         weightSpecs.push_back({p + "bias", DType::f32, {out}});
       in = out;
     }
-    outputSpec = {"output", DType::f32, {graph.numNodes, in}};
+    outputSpec = {"output", DType::f32, {batchSize, in}};
     // attn.gat's alpha (CSR edges, then the self loops it adds); the run
     // reorders it into PyG's edges (finishExtraOutput).
     if (alphaHeads)
       extraOutputSpecs.push_back(
           {"attention_weights", DType::f32,
-           {graph.numEdges() + (selfLoops ? graph.numNodes : 0), alphaHeads}});
+           {graphOf(alphaLayer()).numEdges() + selfLoopsOf(alphaLayer()),
+            alphaHeads}});
+  }
+
+  /// The mini-batch form: reads a layer's graph file (relative to the
+  /// description; edges src -> dst with src < numSrc, dst < numDst) into its
+  /// CSR of numDst rows. The attention-weight layer's edges are kept in
+  /// layerEdges for PyG's edge order.
+  EdgeList layerEdges;
+  llvm::Error readLayerGraph(SpecReader &spec, const std::string &file,
+                             GatLayer &l) {
+    llvm::SmallString<256> path(file);
+    if (llvm::sys::path::is_relative(path)) {
+      path = llvm::sys::path::parent_path(spec.getSource().path);
+      llvm::sys::path::append(path, file);
+    }
+    llvm::Expected<EdgeList> edges = readGraph(path);
+    if (!edges)
+      return edges.takeError();
+    for (size_t k = 0; k < edges->edges.size(); ++k) {
+      const Edge &e = edges->edges[k];
+      if (e.src >= l.numSrc || e.dst >= l.numDst)
+        return llvm::createStringError(
+            "%s: edge %zu (%lld -> %lld): the %s %lld is not below size[%d] = "
+            "%lld",
+            path.c_str(), k + 1, (long long)e.src, (long long)e.dst,
+            e.src >= l.numSrc ? "source" : "destination",
+            (long long)(e.src >= l.numSrc ? e.src : e.dst),
+            e.src >= l.numSrc ? 0 : 1,
+            (long long)(e.src >= l.numSrc ? l.numSrc : l.numDst));
+    }
+    // About 64 bytes per node, as the graph readers count.
+    if (llvm::Error err = checkBudget(
+            static_cast<uint64_t>(l.numSrc + 1) * 64,
+            "size " + llvm::Twine(l.numSrc) + " (about 64 bytes per node)"))
+      return err;
+    // The CSR over all sources, cut to the destinations' rows (the rows
+    // past them are empty).
+    edges->numNodes = l.numSrc;
+    l.graph = buildInEdgeCsr(*edges);
+    l.graph.rowPtr.resize(l.numDst + 1);
+    l.graph.numNodes = l.numDst;
+    if (l.attentionWeights)
+      layerEdges = std::move(*edges);
+    return llvm::Error::success();
+  }
+
+  /// The layer that returns its attention weights.
+  size_t alphaLayer() const {
+    for (size_t n = 0; n < layers.size(); ++n)
+      if (layers[n].attentionWeights)
+        return n;
+    return 0;
   }
 
   /// PyG's edge order for the attention weights, and where attn.gat's alpha
@@ -124,7 +217,7 @@ public:
   /// fileSlots: each file edge's CSR slot, found through the row's slots
   /// sorted by source, the k-th copy of a duplicate edge taking the k-th slot
   /// (12 bytes per edge).
-  llvm::Error computeFileSlots(const EdgeList &file) {
+  llvm::Error computeFileSlots(const EdgeList &file, const Csr &graph) {
     int64_t n = graph.numNodes, nnz = graph.numEdges();
     std::vector<int64_t> sorted(nnz);
     for (int64_t e = 0; e < nnz; ++e)
@@ -156,7 +249,9 @@ public:
     return llvm::Error::success();
   }
 
-  llvm::Error orderAttentionEdges(const EdgeList &file, bool symmetrize) {
+  /// `graph`: the layer's; `loops`: the self loops its attn.gat adds.
+  llvm::Error orderAttentionEdges(const EdgeList &file, const Csr &graph,
+                                  int64_t loops, bool symmetrize) {
     int64_t n = graph.numNodes, nnz = graph.numEdges();
     if (symmetrize) {
       // to_undirected's coalesced edges: every CSR slot, by (src, dst).
@@ -173,7 +268,7 @@ public:
         }
     } else {
       if (fileSlots.empty())
-        if (llvm::Error err = computeFileSlots(file))
+        if (llvm::Error err = computeFileSlots(file, graph))
           return err;
       for (size_t k = 0; k < file.edges.size(); ++k) {
         const Edge &e = file.edges[k];
@@ -183,11 +278,10 @@ public:
         alphaRow.push_back(fileSlots[k]);
       }
     }
-    if (selfLoops)
-      for (int64_t i = 0; i < n; ++i) {
-        pygEdges.push_back({i, i});
-        alphaRow.push_back(nnz + i);
-      }
+    for (int64_t i = 0; i < loops; ++i) {
+      pygEdges.push_back({i, i});
+      alphaRow.push_back(nnz + i);
+    }
     return llvm::Error::success();
   }
 
@@ -215,10 +309,12 @@ public:
 
   llvm::Expected<HostTensor> defaultInput(size_t index,
                                           uint64_t seed) const override {
-    // x and edge_attr: seeded; the CSR: the description's graph.
-    if (index == 0 || index == 3)
+    // x and edge_attr: seeded; the CSR: the description's graph (each
+    // layer's in the mini-batch form).
+    if (index == 0 || (!miniBatch && index == 3))
       return Model::defaultInput(index, seed);
-    const std::vector<int64_t> &src = index == 1 ? graph.rowPtr : graph.colIdx;
+    const Csr &g = graphOf(miniBatch ? (index - 1) / 2 : 0);
+    const std::vector<int64_t> &src = index % 2 ? g.rowPtr : g.colIdx;
     HostTensor t(DType::i64, {static_cast<int64_t>(src.size())});
     std::copy(src.begin(), src.end(), t.as<int64_t>());
     return t;
@@ -226,29 +322,41 @@ public:
 
   llvm::Error validateInput(size_t index,
                             const HostTensor &t) const override {
-    int64_t n = graph.numNodes, nnz = graph.numEdges();
-    if (index == 1) {
+    if (index == 0 || (!miniBatch && index == 3))
+      return llvm::Error::success();
+    // The layer whose CSR this is, its destinations, sources and edges.
+    size_t layer = miniBatch ? (index - 1) / 2 : 0;
+    const Csr &g = graphOf(layer);
+    int64_t n = g.numNodes, nnz = g.numEdges();
+    int64_t sources = miniBatch ? layers[layer].numSrc : n;
+    std::string rowPtrName = (miniBatch ? prefix(layer) : "") + "row_ptr",
+                colIdxName = (miniBatch ? prefix(layer) : "") + "col_idx";
+    bool isRowPtr = index % 2 == 1;
+    if (isRowPtr) {
       if (t.getInt(0) != 0 || t.getInt(n) != nnz)
         return llvm::createStringError(
-            "input 'row_ptr' must start at 0 and end at %lld (the edge count), "
+            "input '%s' must start at 0 and end at %lld (the edge count), "
             "got %lld .. %lld",
-            (long long)nnz, (long long)t.getInt(0), (long long)t.getInt(n));
+            rowPtrName.c_str(), (long long)nnz, (long long)t.getInt(0),
+            (long long)t.getInt(n));
       for (int64_t i = 0; i < n; ++i)
         if (t.getInt(i + 1) < t.getInt(i))
           return llvm::createStringError(
-              "input 'row_ptr' decreases at index %lld (%lld > %lld)",
-              (long long)i, (long long)t.getInt(i), (long long)t.getInt(i + 1));
-    }
-    if (index == 2)
+              "input '%s' decreases at index %lld (%lld > %lld)",
+              rowPtrName.c_str(), (long long)i, (long long)t.getInt(i),
+              (long long)t.getInt(i + 1));
+    } else {
       for (int64_t e = 0; e < nnz; ++e)
-        if (t.getInt(e) < 0 || t.getInt(e) >= n)
+        if (t.getInt(e) < 0 || t.getInt(e) >= sources)
           return llvm::createStringError(
-              "input 'col_idx'[%lld] = %lld is not a node id in [0, %lld)",
-              (long long)e, (long long)t.getInt(e), (long long)n);
+              "input '%s'[%lld] = %lld is not a %s id in [0, %lld)",
+              colIdxName.c_str(), (long long)e, (long long)t.getInt(e),
+              miniBatch ? "source node" : "node", (long long)sources);
+    }
     // The attention weights and the edge attributes follow the
     // description's graph.
-    if ((alphaHeads || edgeDim) && (index == 1 || index == 2)) {
-      const std::vector<int64_t> &own = index == 1 ? graph.rowPtr : graph.colIdx;
+    if ((alphaHeads && layer == alphaLayer()) || edgeDim) {
+      const std::vector<int64_t> &own = isRowPtr ? g.rowPtr : g.colIdx;
       for (int64_t k = 0; k < t.numElements(); ++k)
         if (t.getInt(k) != own[k])
           return llvm::createStringError(
@@ -256,16 +364,25 @@ public:
               "with return_attention_weights or edge_dim, weights and "
               "attributes follow the graph file's edges (give no row_ptr / "
               "col_idx inputs)",
-              index == 1 ? "row_ptr" : "col_idx", (long long)k);
+              isRowPtr ? rowPtrName.c_str() : colIdxName.c_str(),
+              (long long)k);
     }
     return llvm::Error::success();
   }
 
   std::vector<std::string> notes() const override {
     std::vector<std::string> lines;
-    lines.push_back(llvm::formatv("graph: {0} nodes, {1} in-edges", graph.numNodes,
-                                  graph.numEdges())
-                        .str());
+    if (miniBatch)
+      for (size_t n = 0; n < layers.size(); ++n)
+        lines.push_back(llvm::formatv("conv{0}: {1} -> {2} nodes, {3} in-edges",
+                                      n + 1, layers[n].numSrc,
+                                      layers[n].numDst,
+                                      layers[n].graph.numEdges())
+                            .str());
+    else
+      lines.push_back(llvm::formatv("graph: {0} nodes, {1} in-edges",
+                                    graph.numNodes, graph.numEdges())
+                          .str());
     if (!order.empty())
       lines.push_back(
           llvm::formatv("reverse Cuthill-McKee: {0}x{0} block density of the "
@@ -335,9 +452,21 @@ public:
       const GatLayer &l = layers[n];
       std::string p = prefix(n);
       int64_t out = l.concat ? l.heads * l.channels : l.channels;
-      int64_t alphaRows =
-          graph.numEdges() + (selfLoops ? graph.numNodes : 0);
-      auto outType = RankedTensorType::get({graph.numNodes, out}, net.f32());
+      int64_t alphaRows = graphOf(n).numEdges() + selfLoopsOf(n);
+      int64_t rows = graphOf(n).numNodes;
+      Value rowPtr = inputs[csrInput(n)], colIdx = inputs[csrInput(n) + 1];
+      // The mini-batch form's destinations: the first sources (PyG's
+      // x_target = x[:size[1]]).
+      Value xDst;
+      if (miniBatch) {
+        int64_t width = cast<RankedTensorType>(x.getType()).getDimSize(1);
+        xDst = tensor::ExtractSliceOp::create(
+            b, loc, RankedTensorType::get({rows, width}, net.f32()), x,
+            ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(rows), b.getIndexAttr(width)},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+      }
+      auto outType = RankedTensorType::get({rows, out}, net.f32());
       Type alphaType = l.attentionWeights
                            ? RankedTensorType::get({alphaRows, l.heads}, net.f32())
                            : Type();
@@ -351,22 +480,29 @@ public:
             b, loc, outType, alphaType, x, net.weight(p + "lin_l.weight"),
             net.weight(p + right + ".weight"),
             net.reshape(net.weight(p + "att"), {l.heads, l.channels}),
-            inputs[1], inputs[2],
+            rowPtr, colIdx,
             l.bias ? net.weight(p + "lin_l.bias") : Value(),
-            l.bias ? net.weight(p + right + ".bias") : Value(), bias,
+            l.bias ? net.weight(p + right + ".bias") : Value(), bias, xDst,
             b.getF64FloatAttr(l.negativeSlope), combine, b.getBoolAttr(selfLoops));
       } else {
+        // lin_src / lin_dst: the destinations through their own weight (a
+        // bipartite op, also over one node set); one lin otherwise.
+        Value w = net.weight(p + (l.separateLins ? "lin_src.weight"
+                                                 : "lin.weight"));
+        Value wDst = l.separateLins ? net.weight(p + "lin_dst.weight") : w;
+        if (l.separateLins && !xDst)
+          xDst = x;
         layer = GatOp::create(
-            b, loc, outType, alphaType, x, net.weight(p + "lin.weight"),
+            b, loc, outType, alphaType, x, w,
             net.reshape(net.weight(p + "att_src"), {l.heads, l.channels}),
             net.reshape(net.weight(p + "att_dst"), {l.heads, l.channels}),
-            inputs[1], inputs[2], bias, l.edgeDim ? inputs[3] : Value(),
+            rowPtr, colIdx, bias, l.edgeDim ? inputs[3] : Value(),
             l.edgeDim ? net.weight(p + "lin_edge.weight") : Value(),
             l.edgeDim ? net.reshape(net.weight(p + "att_edge"),
                                     {l.heads, l.channels})
                       : Value(),
-            b.getF64FloatAttr(l.negativeSlope), combine,
-            b.getBoolAttr(selfLoops));
+            xDst, xDst ? wDst : Value(), b.getF64FloatAttr(l.negativeSlope),
+            combine, b.getBoolAttr(selfLoops));
       }
       x = layer->getResult(0);
       if (l.attentionWeights)
@@ -383,10 +519,19 @@ public:
 
 } // namespace
 
+/// A description's number as written: integers without a fraction.
+static std::string showNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
 std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
                                             const ModelOverrides &) {
   auto m = std::make_unique<Gat>();
-  std::string graphPath = spec.string("graph");
+  // The mini-batch form: each layer has its own graph and no top-level one.
+  m->miniBatch = !spec.has("graph");
+  std::string graphPath = m->miniBatch ? "" : spec.string("graph");
   bool symmetrize = spec.boolean("symmetrize", false);
   m->inFeatures = spec.integer("in_features");
   m->negativeSlope = spec.number("negative_slope", 0.2);
@@ -431,12 +576,89 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
                     "only one layer may return its attention weights");
         m->alphaHeads = l.heads;
       }
+      // PyG's in_channels: a pair gives GATConv lin_src / lin_dst; both
+      // widths are the layer's input width (the destinations are sources).
+      int64_t width = i == 0 ? m->inFeatures
+                             : (m->layers.back().concat
+                                    ? m->layers.back().heads *
+                                          m->layers.back().channels
+                                    : m->layers.back().channels);
+      if (layer.has("in_channels")) {
+        const llvm::json::Value *given = obj->get("in_channels");
+        std::vector<double> in =
+            given && given->getAsArray()
+                ? layer.numbers("in_channels")
+                : std::vector<double>{double(layer.integer("in_channels"))};
+        bool pair = in.size() == 2;
+        layer.check(in.size() == 1 || pair, "in_channels",
+                    "expected one width or a pair [source, destination]");
+        for (double w : in)
+          layer.check(w == double(width), "in_channels",
+                      "expected the layer's input width " + llvm::Twine(width) +
+                          ", got " + llvm::Twine(showNumber(w)));
+        layer.check(!pair || !l.v2, "in_channels",
+                    "a pair names GATConv's lin_src / lin_dst; GATv2Conv has "
+                    "lin_l / lin_r (share_weights) for it");
+        l.separateLins = pair;
+      }
+      // The mini-batch form: the layer's bipartite graph and its size.
+      if (m->miniBatch && !layer.failed()) {
+        std::string file = layer.string("graph");
+        std::vector<double> size = layer.numbers("size");
+        if (!layer.failed() && size.size() != 2)
+          layer.fail("size", "expected [sources, destinations] (PyG's size)");
+        for (double v : size)
+          layer.check(v >= 1 && v <= double(SpecReader::kMaxInteger) &&
+                          v == std::floor(v),
+                      "size",
+                      "expected node counts in [1, " +
+                          llvm::Twine(SpecReader::kMaxInteger) + "], got " +
+                          llvm::Twine(showNumber(v)));
+        if (!layer.failed()) {
+          l.numSrc = static_cast<int64_t>(size[0]);
+          l.numDst = static_cast<int64_t>(size[1]);
+          int64_t expected = i == 0 ? 0 : m->layers.back().numDst;
+          layer.check(i == 0 || l.numSrc == expected, "size",
+                      "the sources " + llvm::Twine(l.numSrc) +
+                          " must be the previous layer's destinations " +
+                          llvm::Twine(expected));
+          layer.check(l.numDst <= l.numSrc, "size",
+                      "the destinations " + llvm::Twine(l.numDst) +
+                          " must be the first of the " + llvm::Twine(l.numSrc) +
+                          " sources (x_dst = x[:size[1]]), so at most as many");
+        }
+        if (!layer.failed())
+          if (llvm::Error err = m->readLayerGraph(spec, file, l))
+            layer.fail("graph", llvm::toString(std::move(err)));
+      } else if (layer.has("graph") || layer.has("size")) {
+        layer.fail(layer.has("graph") ? "graph" : "size",
+                   "per-layer graphs (the mini-batch form) need every layer to "
+                   "have one and no top-level 'graph'");
+      }
       llvm::consumeError(layer.finish());
       m->layers.push_back(l);
     }
   }
   if (spec.failed())
     return m;
+  if (m->miniBatch) {
+    for (const char *key : {"symmetrize", "reorder", "num_nodes"})
+      spec.check(!spec.has(key), key,
+                 "not with per-layer graphs (the mini-batch form)");
+    spec.check(m->edgeDim == 0, "layers",
+               "edge_dim is not supported with per-layer graphs (the "
+               "mini-batch form)");
+    if (m->alphaHeads && !spec.failed()) {
+      size_t n = m->alphaLayer();
+      if (llvm::Error err = m->orderAttentionEdges(
+              m->layerEdges, m->layers[n].graph, m->selfLoopsOf(n), false))
+        spec.fail("layers", llvm::toString(std::move(err)));
+    }
+    m->layerEdges = {};
+    if (!spec.failed())
+      m->declare();
+    return m;
+  }
   // The graph file is relative to the description.
   llvm::SmallString<256> path(graphPath);
   if (llvm::sys::path::is_relative(path)) {
@@ -479,14 +701,15 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
                "edge attributes follow the graph file's edges: not with "
                "symmetrize or reorder: rcm");
     if (!spec.failed())
-      if (llvm::Error err = m->computeFileSlots(*edges))
+      if (llvm::Error err = m->computeFileSlots(*edges, m->graph))
         spec.fail("graph", llvm::toString(std::move(err)));
   }
   if (m->alphaHeads) {
     spec.check(!rcm, "reorder",
                "'rcm' with return_attention_weights is not supported (the "
                "weights follow the graph file's edges)");
-    if (llvm::Error err = m->orderAttentionEdges(*edges, symmetrize))
+    if (llvm::Error err = m->orderAttentionEdges(*edges, m->graph,
+                                                 m->selfLoopsOf(0), symmetrize))
       spec.fail("graph", llvm::toString(std::move(err)));
   }
   if (rcm && m->graph.numNodes > 0) {

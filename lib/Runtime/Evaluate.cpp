@@ -194,6 +194,8 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
       a.edgeAttr = env.lookup(gat.getEdgeAttr());
       a.weightEdge = env.lookup(gat.getWeightEdge());
       a.attEdge = env.lookup(gat.getAttEdge());
+      a.xDst = env.lookup(gat.getXDst());
+      a.weightDst = env.lookup(gat.getWeightDst());
       reference::gat(a, env.make(gat.getOutput()),
                      gat.getAlpha() ? &env.make(gat.getAlpha()) : nullptr);
     } else if (auto gat = dyn_cast<GatV2Op>(op)) {
@@ -201,6 +203,8 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
           env.lookup(gat.getX()),   env.lookup(gat.getWeightSrc()),
           env.lookup(gat.getAtt()), nullptr,
           env.lookup(gat.getRowPtr()), env.lookup(gat.getColIdx())};
+      a.v2 = true;
+      a.xDst = env.lookup(gat.getXDst());
       a.weightDst = env.lookup(gat.getWeightDst());
       a.biasSrc = env.lookup(gat.getBiasSrc());
       a.biasDst = env.lookup(gat.getBiasDst());
@@ -259,11 +263,13 @@ OperandRoles rolesOf(Operation *op) {
   } else if (auto gat = dyn_cast<GatOp>(op)) {
     r.rowPtr = gat.getRowPtr();
     r.colIdx = gat.getColIdx();
-    r.csrRows = r.csrCols = shape(gat.getX())[0];
+    r.csrCols = shape(gat.getX())[0];
+    r.csrRows = gat.getXDst() ? shape(gat.getXDst())[0] : r.csrCols;
   } else if (auto gat = dyn_cast<GatV2Op>(op)) {
     r.rowPtr = gat.getRowPtr();
     r.colIdx = gat.getColIdx();
-    r.csrRows = r.csrCols = shape(gat.getX())[0];
+    r.csrCols = shape(gat.getX())[0];
+    r.csrRows = gat.getXDst() ? shape(gat.getXDst())[0] : r.csrCols;
   }
   return r;
 }

@@ -215,36 +215,49 @@ void reference::mha(const MhaArgs &a, HostTensor &out) {
 }
 
 void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
-  int64_t n = a.x->shape()[0], f = a.x->shape()[1];
+  // n destinations (the CSR's rows), nSrc sources: x's rows, and x_dst's
+  // for the destinations of a bipartite layer.
+  const HostTensor &xDst = a.xDst ? *a.xDst : *a.x;
+  int64_t nSrc = a.x->shape()[0], n = xDst.shape()[0];
   int64_t heads = a.attSrc->shape()[0], ch = a.attSrc->shape()[1];
   int64_t hc = heads * ch;
+  int64_t loops = a.addSelfLoops ? std::min(n, nSrc) : 0;
 
   // z = x W^T (+ b), and the per-node attention logits of both ends (GAT);
   // GATv2 keeps both projections for the per-edge score.
-  auto project = [&](const HostTensor *w, const HostTensor *b) {
-    std::vector<double> z(n * hc);
-    for (int64_t i = 0; i < n; ++i)
+  auto project = [&](const HostTensor &x, const HostTensor *w,
+                     const HostTensor *b) {
+    int64_t rows = x.shape()[0], f = x.shape()[1];
+    std::vector<double> z(rows * hc);
+    for (int64_t i = 0; i < rows; ++i)
       for (int64_t o = 0; o < hc; ++o) {
         double acc = b ? b->getDouble(o) : 0.0;
-        for (int64_t x = 0; x < f; ++x)
-          acc += a.x->getDouble(i * f + x) * w->getDouble(o * f + x);
+        for (int64_t k = 0; k < f; ++k)
+          acc += x.getDouble(i * f + k) * w->getDouble(o * f + k);
         z[i * hc + o] = acc;
       }
     return z;
   };
-  bool v2 = a.weightDst != nullptr;
-  std::vector<double> z = project(a.weight, a.biasSrc),
-                      zd = v2 ? project(a.weightDst, a.biasDst)
-                              : std::vector<double>();
-  std::vector<double> aSrc(n * heads, 0.0), aDst(n * heads, 0.0);
-  for (int64_t i = 0; i < n && !v2; ++i)
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t c = 0; c < ch; ++c) {
-        aSrc[i * heads + h] +=
-            a.attSrc->getDouble(h * ch + c) * z[i * hc + h * ch + c];
-        aDst[i * heads + h] +=
-            a.attDst->getDouble(h * ch + c) * z[i * hc + h * ch + c];
-      }
+  bool v2 = a.v2;
+  std::vector<double> z = project(*a.x, a.weight, a.biasSrc),
+                      zd = v2 || a.xDst
+                               ? project(xDst, a.weightDst ? a.weightDst
+                                                           : a.weight,
+                                         a.biasDst)
+                               : z;
+  std::vector<double> aSrc(nSrc * heads, 0.0), aDst(n * heads, 0.0);
+  auto attend = [&](const std::vector<double> &zz, const HostTensor *att,
+                    std::vector<double> &logit) {
+    for (size_t i = 0; i < logit.size() / heads; ++i)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t c = 0; c < ch; ++c)
+          logit[i * heads + h] +=
+              att->getDouble(h * ch + c) * zz[i * hc + h * ch + c];
+  };
+  if (!v2) {
+    attend(z, a.attSrc, aSrc);
+    attend(zd, a.attDst, aDst);
+  }
   auto leaky = [&](double e) { return e > 0 ? e : a.negativeSlope * e; };
 
   // edge_dim: term[e, h] = edge_attr[e] . sum_c att_edge[h, c] W_e[h*C + c].
@@ -288,12 +301,12 @@ void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
     for (int64_t e = a.rowPtr->getInt(i), end = a.rowPtr->getInt(i + 1);
          e < end; ++e) {
       int64_t j = a.colIdx->getInt(e);
-      if (j < 0 || j >= n || (a.addSelfLoops && j == i))
+      if (j < 0 || j >= nSrc || (a.addSelfLoops && j == i))
         continue;
       sources.push_back(j);
       edgeIds.push_back(e);
     }
-    if (a.addSelfLoops) {
+    if (i < loops) {
       sources.push_back(i);
       edgeIds.push_back(nnz + i);
     }

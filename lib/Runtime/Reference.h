@@ -82,14 +82,20 @@ void mha(const MhaArgs &args, HostTensor &out);
 /// GATConv: x [N,F], weight [H*C,F], attSrc/attDst [H,C], CSR of in-edges
 /// -> out [N,H*C] (concat) or [N,C] (mean).
 ///
-/// GATv2Conv when `weightDst` is set: `weight` / `weightDst` are lin_l /
-/// lin_r (with biases `biasSrc` / `biasDst`), `attSrc` is `att`, `attDst`
-/// unused, and e_ij = att . LeakyReLU(zd_i + zs_j), messages zs_j.
+/// GATv2Conv when `v2` is set: `weight` / `weightDst` are lin_l / lin_r
+/// (with biases `biasSrc` / `biasDst`), `attSrc` is `att`, `attDst` unused,
+/// and e_ij = att . LeakyReLU(zd_i + zs_j), messages zs_j.
+///
+/// Bipartite when `xDst` is set: x [Ns,F] are the sources, xDst [Nd,Fd] the
+/// destinations (projected by `weightDst`, GATConv's too), the CSR has Nd
+/// rows, out Nd rows, and self loops are added for nodes < min(Ns, Nd).
 struct GatArgs {
   const HostTensor *x, *weight, *attSrc, *attDst, *rowPtr, *colIdx;
   const HostTensor *bias = nullptr;
   const HostTensor *weightDst = nullptr, *biasSrc = nullptr,
                    *biasDst = nullptr;
+  const HostTensor *xDst = nullptr;
+  bool v2 = false;
   /// PyG's edge_dim (GATConv): per-CSR-edge attributes (nnz x D), their
   /// projection (H*C x D) and attention (H x C); self loops take the mean
   /// of their node's incoming attributes.
@@ -100,7 +106,8 @@ struct GatArgs {
   bool addSelfLoops = true;
 };
 /// With `alpha` (E' x H, zeroed): the coefficient of every edge, laid out as
-/// attn.gat's alpha result (CSR edges, then one self loop per node).
+/// attn.gat's alpha result (CSR edges, then one self loop per node that is
+/// both source and destination).
 void gat(const GatArgs &args, HostTensor &out, HostTensor *alpha = nullptr);
 
 } // namespace mlir::attn::reference

@@ -11,7 +11,8 @@
 namespace mlir::attn {
 
 /// z = x W^T viewed as N x H x C, and the per-node attention logits
-/// a_src[n, h] = att_src[h] . z[n, h] and a_dst likewise (N x H).
+/// a_src[n, h] = att_src[h] . z[n, h] and a_dst likewise (N x H). A
+/// bipartite op's a_dst comes from x_dst's projection by weight_dst (Nd x H).
 struct GatProjections {
   Value z3, aSrc, aDst;
 };
@@ -22,12 +23,18 @@ GatProjections buildGatProjections(OpBuilder &b, Location loc, GatOp op);
 struct GatLayer {
   Operation *op;
   Value x, rowPtr, colIdx, bias, alpha;
+  /// n: the destinations (the CSR's rows, the output's); nSrc: the sources
+  /// (x's rows, n unless bipartite); loops: the self loops added (min(n,
+  /// nSrc) with add_self_loops, else 0), nodes 0 .. loops-1.
   int64_t n, heads, ch;
   bool concat, selfLoops;
   double slope;
   Type elemType;
   /// attn.gat's edge(...) operands (PyG's edge_dim), null when absent.
   Value edgeAttr, weightEdge, attEdge;
+  /// A bipartite layer's destination features, null otherwise.
+  Value xDst;
+  int64_t nSrc, loops;
   static GatLayer of(GatOp op);
   static GatLayer of(GatV2Op op);
 };

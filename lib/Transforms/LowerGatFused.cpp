@@ -391,10 +391,10 @@ struct LowerGatFused : OpRewritePattern<GatOp> {
     // is no register row any more (and LLVM's time to legalise it grows
     // with it); the unfused lowering takes those layers.
     // Per-edge coefficients are never materialised here: the unfused
-    // lowering returns them.
-    if (op.getAlpha() || op.getEdgeAttr())
+    // lowering returns them (and takes edge attributes, bipartite layers).
+    if (op.needsUnfusedLowering())
       return rewriter.notifyMatchFailure(
-          op, "returns per-edge alpha or has edge attributes");
+          op, "returns per-edge alpha, has edge attributes or is bipartite");
     ArrayRef<int64_t> att = getShape(op.getAttSrc());
     if (att[0] * att[1] > kMaxFusedWidth)
       return rewriter.notifyMatchFailure(op, "H*C too wide for the fused row");

@@ -40,9 +40,9 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
                                          "dynamic shapes are not supported");
     // Per-edge coefficients: the unfused lowering (added below) returns
     // them; the dense scores here have no edge order.
-    if (op.getAlpha() || op.getEdgeAttr())
+    if (op.needsUnfusedLowering())
       return rewriter.notifyMatchFailure(
-          op, "returns per-edge alpha or has edge attributes");
+          op, "returns per-edge alpha, has edge attributes or is bipartite");
 
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
@@ -105,35 +105,41 @@ struct LowerGatToLinalg : OpRewritePattern<GatOp> {
 GatProjections mlir::attn::buildGatProjections(OpBuilder &rewriter,
                                                Location loc, GatOp op) {
   MLIRContext *ctx = rewriter.getContext();
-  int64_t n = getShape(op.getX())[0];
   int64_t heads = getShape(op.getAttSrc())[0], ch = getShape(op.getAttSrc())[1];
   // z = x W^T viewed as N x H x C (W transposed once, so the contraction
   // reads both operands along rows).
-  Value z = buildMatmul(rewriter, loc, op.getX(),
-                        buildTranspose(rewriter, loc, op.getWeight(), {1, 0}),
-                        /*bias=*/Value());
-  Value z3 = buildExpand(rewriter, loc, z, {n, heads, ch}, {{0}, {1, 2}});
+  auto project = [&](Value x, Value w) {
+    Value z = buildMatmul(rewriter, loc, x,
+                          buildTranspose(rewriter, loc, w, {1, 0}),
+                          /*bias=*/Value());
+    return buildExpand(rewriter, loc, z, {getShape(x)[0], heads, ch},
+                       {{0}, {1, 2}});
+  };
+  Value z3 = project(op.getX(), op.getWeight());
+  Value zDst = op.getXDst() ? project(op.getXDst(), op.getWeightDst()) : z3;
 
   // a_src[n,h] = att_src[h] . z[n,h], a_dst likewise; dims (n, h, c).
-  auto attend = [&](Value att) {
-    return buildContraction(rewriter, loc, z3, dimsMap(ctx, 3, {0, 1, 2}), att,
-                            dimsMap(ctx, 3, {1, 2}), {n, heads},
+  auto attend = [&](Value z, Value att) {
+    return buildContraction(rewriter, loc, z, dimsMap(ctx, 3, {0, 1, 2}), att,
+                            dimsMap(ctx, 3, {1, 2}), {getShape(z)[0], heads},
                             dimsMap(ctx, 3, {0, 1}));
   };
-  Value aSrc = attend(op.getAttSrc()), aDst = attend(op.getAttDst());
+  Value aSrc = attend(z3, op.getAttSrc()), aDst = attend(zDst, op.getAttDst());
   return {z3, aSrc, aDst};
 }
 
 /// The fields attn.gat and attn.gatv2 share; `att` gives H x C.
 template <typename OpTy> static GatLayer gatLayerOf(OpTy op, Value att) {
   ArrayRef<int64_t> shape = getShape(att);
+  int64_t nSrc = getShape(op.getX())[0],
+          n = op.getXDst() ? getShape(op.getXDst())[0] : nSrc;
   GatLayer layer{op,
                  op.getX(),
                  op.getRowPtr(),
                  op.getColIdx(),
                  op.getBias(),
                  op.getAlpha(),
-                 getShape(op.getX())[0],
+                 n,
                  shape[0],
                  shape[1],
                  op.getCombine() == HeadCombine::concat,
@@ -142,7 +148,10 @@ template <typename OpTy> static GatLayer gatLayerOf(OpTy op, Value att) {
                  cast<RankedTensorType>(op.getX().getType()).getElementType(),
                  /*edgeAttr=*/Value(),
                  /*weightEdge=*/Value(),
-                 /*attEdge=*/Value()};
+                 /*attEdge=*/Value(),
+                 op.getXDst(),
+                 nSrc,
+                 op.getAddSelfLoops() ? std::min(n, nSrc) : 0};
   return layer;
 }
 

@@ -36,10 +36,12 @@ public:
   explicit GatUnfuser(GatLayer layer, GatV2Op v2 = nullptr)
       : op(layer), v2(v2) {
     n = layer.n;
+    nSrc = layer.nSrc;
+    loops = layer.loops;
     heads = layer.heads;
     ch = layer.ch;
     nnz = getShape(layer.colIdx)[0];
-    edges = nnz + (layer.selfLoops ? n : 0);
+    edges = nnz + loops;
     f = layer.elemType;
   }
 
@@ -48,13 +50,16 @@ public:
     Location loc = op.op->getLoc();
     if (v2) {
       // GATv2: both ends projected; the score needs them per edge.
-      auto project = [&](Value w, Value bias) {
-        Value z = buildMatmul(b, loc, v2.getX(),
-                              buildTranspose(b, loc, w, {1, 0}), bias);
-        return buildExpand(b, loc, z, {n, heads, ch}, {{0}, {1, 2}});
+      // A bipartite layer projects its sources x and its destinations x_dst.
+      auto project = [&](Value x, Value w, Value bias) {
+        Value z = buildMatmul(b, loc, x, buildTranspose(b, loc, w, {1, 0}),
+                              bias);
+        return buildExpand(b, loc, z, {getShape(x)[0], heads, ch},
+                           {{0}, {1, 2}});
       };
-      proj.z3 = project(v2.getWeightSrc(), v2.getBiasSrc());
-      zDst = project(v2.getWeightDst(), v2.getBiasDst());
+      proj.z3 = project(v2.getX(), v2.getWeightSrc(), v2.getBiasSrc());
+      zDst = project(v2.getXDst() ? v2.getXDst() : v2.getX(),
+                     v2.getWeightDst(), v2.getBiasDst());
     } else {
       proj = buildGatProjections(b, loc, cast<GatOp>(op.op));
     }
@@ -110,8 +115,9 @@ private:
   }
 
   /// (src, dst, valid) of edge e: CSR edges first, then one self loop per
-  /// node (e = nnz + i) with add_self_loops, which also drops the CSR's own
-  /// self loops. Invalid edges read node 0.
+  /// node that is both source and destination (e = nnz + i, i < loops) with
+  /// add_self_loops, which also drops the CSR's own self loops. Invalid
+  /// edges (a source outside [0, nSrc)) read node 0.
   std::tuple<Value, Value, Value> endpoints(OpBuilder &b, Location loc,
                                             Value e) {
     Value cNnz = buildIndexConstant(b, loc, nnz);
@@ -140,7 +146,7 @@ private:
     Value valid = arith::AndIOp::create(
         b, loc,
         cmp(arith::CmpIPredicate::sge, src, buildIndexConstant(b, loc, 0)),
-        cmp(arith::CmpIPredicate::slt, src, buildIndexConstant(b, loc, n)));
+        cmp(arith::CmpIPredicate::slt, src, buildIndexConstant(b, loc, nSrc)));
     if (op.selfLoops) {
       Value notSelf = cmp(arith::CmpIPredicate::ne, src, dst);
       valid = arith::AndIOp::create(
@@ -321,7 +327,7 @@ private:
   }
 
   /// Runs `body(e, state)` over node i's edges: its CSR row, then its self
-  /// loop with add_self_loops.
+  /// loop with add_self_loops (a bipartite layer's nodes i < loops only).
   SmallVector<Value> forEachEdge(
       OpBuilder &b, Location loc, Value i, ValueRange init,
       const std::function<SmallVector<Value>(OpBuilder &, Location, Value,
@@ -333,12 +339,27 @@ private:
           scf::YieldOp::create(lb, lloc, body(lb, lloc, e, args));
         });
     SmallVector<Value> state(loop.getResults());
-    if (op.selfLoops)
-      state = body(
-          b, loc,
-          arith::AddIOp::create(b, loc, buildIndexConstant(b, loc, nnz), i),
-          state);
-    return state;
+    if (loops == 0)
+      return state;
+    auto selfLoop = [&](OpBuilder &lb, Location lloc, ValueRange args) {
+      return body(
+          lb, lloc,
+          arith::AddIOp::create(lb, lloc, buildIndexConstant(lb, lloc, nnz), i),
+          args);
+    };
+    if (loops == n)
+      return selfLoop(b, loc, state);
+    Value has = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                                      buildIndexConstant(b, loc, loops));
+    auto choice = scf::IfOp::create(
+        b, loc, has,
+        [&](OpBuilder &tb, Location tloc) {
+          scf::YieldOp::create(tb, tloc, selfLoop(tb, tloc, state));
+        },
+        [&](OpBuilder &eb, Location eloc) {
+          scf::YieldOp::create(eb, eloc, ValueRange(state));
+        });
+    return SmallVector<Value>(choice.getResults());
   }
 
   /// Row e of an E' x H tensor as an H vector.
@@ -479,7 +500,8 @@ private:
 
   GatLayer op;
   GatV2Op v2;
-  int64_t n, heads, ch, nnz, edges;
+  /// n destinations, nSrc sources, `loops` added self loops, E' = `edges`.
+  int64_t n, nSrc, loops, heads, ch, nnz, edges;
   Type f;
   /// proj.z3: the messages (GATv2: the source projection); zDst: GATv2's
   /// destination projection.

@@ -775,10 +775,11 @@ struct AttnGatToGpu : attn::impl::AttnGatToGpuBase<AttnGatToGpu> {
       return signalPassFailure();
     }
     SmallVector<GatOp> ops;
-    // A layer that returns per-edge alpha or has edge attributes stays on
-    // the CPU (the unfused lowering of attn-lower-to-linalg).
+    // A layer that returns per-edge alpha, has edge attributes or is
+    // bipartite stays on the CPU (the unfused lowering of
+    // attn-lower-to-linalg).
     getOperation()->walk([&](GatOp op) {
-      if (!op.getAlpha() && !op.getEdgeAttr())
+      if (!op.needsUnfusedLowering())
         ops.push_back(op);
     });
     for (GatOp op : ops)

@@ -102,3 +102,40 @@ func.func @edge_attributes_mean_no_self_loops(%x: tensor<17x5xf32>, %w: tensor<1
       : (tensor<17x5xf32>, tensor<12x5xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<18xi32>, tensor<30xi32>, tensor<30x2xf32>, tensor<12x2xf32>, tensor<4x3xf32>) -> tensor<17x3xf32>
   return %y : tensor<17x3xf32>
 }
+
+// Bipartite layers (PyG's GATConv((in_src, in_dst), ...) called with
+// (x_src, x_dst), as in sampled mini-batches): 20 sources, 8 destinations
+// with their own projection; self loops for nodes 0..7, which are both.
+// CHECK-LABEL: attn-run: @bipartite_alpha
+// CHECK: CHECK PASSED
+func.func @bipartite_alpha(%x: tensor<20x6xf32>, %w: tensor<12x6xf32>, %as: tensor<3x4xf32>, %ad: tensor<3x4xf32>, %rp: tensor<9xi32>, %ci: tensor<30xi32>, %b: tensor<12xf32>, %xd: tensor<8x5xf32>, %wd: tensor<12x5xf32>) -> (tensor<8x12xf32>, tensor<38x3xf32>) {
+  %y, %alpha = attn.gat %x, %w, %as, %ad graph(%rp, %ci) bias(%b) target(%xd, %wd)
+      : (tensor<20x6xf32>, tensor<12x6xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<9xi32>, tensor<30xi32>, tensor<12xf32>, tensor<8x5xf32>, tensor<12x5xf32>) -> (tensor<8x12xf32>, tensor<38x3xf32>)
+  return %y, %alpha : tensor<8x12xf32>, tensor<38x3xf32>
+}
+
+// More destinations than sources: only nodes 0..5 get a self loop; a
+// shared projection (weight_dst is weight), heads averaged, edge attributes.
+// CHECK-LABEL: attn-run: @bipartite_more_destinations
+// CHECK: CHECK PASSED
+func.func @bipartite_more_destinations(%x: tensor<6x4xf32>, %w: tensor<8x4xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi64>, %ci: tensor<24xi64>, %ea: tensor<24x3xf32>, %we: tensor<8x3xf32>, %ae: tensor<2x4xf32>, %xd: tensor<10x4xf32>) -> (tensor<10x4xf32>, tensor<30x2xf32>) {
+  %y, %alpha = attn.gat %x, %w, %as, %ad graph(%rp, %ci) edge(%ea, %we, %ae) target(%xd, %w) {combine = #attn.heads<mean>}
+      : (tensor<6x4xf32>, tensor<8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi64>, tensor<24xi64>, tensor<24x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<10x4xf32>, tensor<8x4xf32>) -> (tensor<10x4xf32>, tensor<30x2xf32>)
+  return %y, %alpha : tensor<10x4xf32>, tensor<30x2xf32>
+}
+
+// CHECK-LABEL: attn-run: @bipartite_no_self_loops
+// CHECK: CHECK PASSED
+func.func @bipartite_no_self_loops(%x: tensor<20x6xf32>, %w: tensor<12x6xf32>, %as: tensor<3x4xf32>, %ad: tensor<3x4xf32>, %rp: tensor<9xi32>, %ci: tensor<30xi32>, %xd: tensor<8x6xf32>, %wd: tensor<12x6xf32>) -> tensor<8x12xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) target(%xd, %wd) {add_self_loops = false}
+      : (tensor<20x6xf32>, tensor<12x6xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<9xi32>, tensor<30xi32>, tensor<8x6xf32>, tensor<12x6xf32>) -> tensor<8x12xf32>
+  return %y : tensor<8x12xf32>
+}
+
+// CHECK-LABEL: attn-run: @gatv2_bipartite
+// CHECK: CHECK PASSED
+func.func @gatv2_bipartite(%x: tensor<20x6xf32>, %wl: tensor<12x6xf32>, %wr: tensor<12x5xf32>, %att: tensor<3x4xf32>, %rp: tensor<9xi32>, %ci: tensor<30xi32>, %bl: tensor<12xf32>, %br: tensor<12xf32>, %xd: tensor<8x5xf32>) -> (tensor<8x12xf32>, tensor<38x3xf32>) {
+  %y, %alpha = attn.gatv2 %x, %wl, %wr, %att graph(%rp, %ci) bias_src(%bl) bias_dst(%br) target(%xd)
+      : (tensor<20x6xf32>, tensor<12x6xf32>, tensor<12x5xf32>, tensor<3x4xf32>, tensor<9xi32>, tensor<30xi32>, tensor<12xf32>, tensor<12xf32>, tensor<8x5xf32>) -> (tensor<8x12xf32>, tensor<38x3xf32>)
+  return %y, %alpha : tensor<8x12xf32>, tensor<38x3xf32>
+}

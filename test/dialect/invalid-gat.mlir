@@ -248,3 +248,51 @@ func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp:
       : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x5xf32>, tensor<8x5xf32>, tensor<2x3xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// Bipartite layers: the CSR has one row per destination (x_dst's rows).
+func.func @f(%x: tensor<6x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<7xi32>, %ci: tensor<4xi32>, %xd: tensor<4x3xf32>, %wd: tensor<8x3xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gat' op expects row_ptr of shape Nd+1 = 5, got 7}}
+  %y = attn.gat %x, %w, %a, %a graph(%rp, %ci) target(%xd, %wd)
+      : (tensor<6x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi32>, tensor<4xi32>, tensor<4x3xf32>, tensor<8x3xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<6x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %xd: tensor<4x3xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gat' op expects weight_dst of shape H*C x Fd = 8x3, got 8x2}}
+  %y = attn.gat %x, %w, %a, %a graph(%rp, %ci) target(%xd, %w)
+      : (tensor<6x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x3xf32>, tensor<8x2xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<6x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %xd: tensor<4x2xf32>) -> tensor<6x8xf32> {
+  // expected-error @+1 {{'attn.gat' op expects output of shape Nd x H*C = 4x8, got 6x8}}
+  %y = attn.gat %x, %w, %a, %a graph(%rp, %ci) target(%xd, %w)
+      : (tensor<6x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x2xf32>, tensor<8x2xf32>) -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+}
+
+// -----
+
+// alpha: the CSR edges, then one self loop per node that is both source and
+// destination (4 + min(6, 4)).
+func.func @f(%x: tensor<6x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %xd: tensor<4x2xf32>) -> (tensor<4x8xf32>, tensor<10x2xf32>) {
+  // expected-error @+1 {{'attn.gatv2' op expects alpha of shape nnz+min(Ns,Nd) x H = 8x2, got 10x2}}
+  %y, %alpha = attn.gatv2 %x, %w, %w, %a graph(%rp, %ci) target(%xd)
+      : (tensor<6x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x2xf32>) -> (tensor<4x8xf32>, tensor<10x2xf32>)
+  return %y, %alpha : tensor<4x8xf32>, tensor<10x2xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<6x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %xd: tensor<4x2xf16>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gatv2' op expects x_dst to have element type 'f32', got 'f16'}}
+  %y = attn.gatv2 %x, %w, %w, %a graph(%rp, %ci) target(%xd)
+      : (tensor<6x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x2xf16>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -153,6 +153,18 @@ func.func @gat_edge(%x: tensor<10x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf
   return %y : tensor<10x8xf32>
 }
 
+// A bipartite layer: sources x, destinations x_dst with weight_dst.
+// CHECK-LABEL: func @gat_bipartite
+// CHECK: attn.gat %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) target(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<10x3xf32>
+// CHECK: attn.gatv2 {{.*}} target(%{{[a-z0-9_]+}}) : (tensor<10x3xf32>
+func.func @gat_bipartite(%x: tensor<10x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<5xi64>, %ci: tensor<20xi64>, %xd: tensor<4x6xf32>, %wd: tensor<8x6xf32>) -> (tensor<4x8xf32>, tensor<24x2xf32>) {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) target(%xd, %wd)
+      : (tensor<10x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi64>, tensor<20xi64>, tensor<4x6xf32>, tensor<8x6xf32>) -> tensor<4x8xf32>
+  %v, %alpha = attn.gatv2 %x, %w, %wd, %as graph(%rp, %ci) target(%xd)
+      : (tensor<10x3xf32>, tensor<8x3xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<5xi64>, tensor<20xi64>, tensor<4x6xf32>) -> (tensor<4x8xf32>, tensor<24x2xf32>)
+  return %y, %alpha : tensor<4x8xf32>, tensor<24x2xf32>
+}
+
 // CHECK-LABEL: func @gatv2
 // CHECK: attn.gatv2 %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) bias_src(%{{[a-z0-9_]+}}) bias_dst(%{{[a-z0-9_]+}}) bias(%{{[a-z0-9_]+}}) : (tensor<10x3xf32>
 // CHECK: attn.gatv2 %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {combine = #attn.heads<mean>}
