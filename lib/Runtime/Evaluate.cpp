@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -565,4 +566,125 @@ mlir::attn::validateInputs(func::FuncOp func,
       }
   });
   return err;
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic dimensions from the inputs
+//===----------------------------------------------------------------------===//
+
+/// The result shapes an attn op's (already specialized) operands imply, in
+/// result order; nullopt for an op that is not an attn op.
+static std::optional<SmallVector<SmallVector<int64_t>>>
+attnResultShapes(Operation *op) {
+  auto shapeOf = [](Value v) {
+    return SmallVector<int64_t>(cast<RankedTensorType>(v.getType()).getShape());
+  };
+  SmallVector<SmallVector<int64_t>> shapes;
+  if (auto sdpa = dyn_cast<SdpaOp>(op)) {
+    // output: q's shape with v's head dim; lse: q's without its last.
+    SmallVector<int64_t> q = shapeOf(sdpa.getQuery());
+    SmallVector<int64_t> out = q;
+    out.back() = shapeOf(sdpa.getValue()).back();
+    shapes.push_back(out);
+    if (sdpa.getLse())
+      shapes.push_back(SmallVector<int64_t>(ArrayRef(q).drop_back()));
+    return shapes;
+  }
+  if (auto mha = dyn_cast<MhaOp>(op)) {
+    shapes.push_back(shapeOf(mha.getQuery()));
+    return shapes;
+  }
+  auto gat = [&](auto layer, Value att, Value xDst) {
+    SmallVector<int64_t> a = shapeOf(att);
+    int64_t nSrc = shapeOf(layer.getX())[0];
+    int64_t n = xDst ? shapeOf(xDst)[0] : nSrc;
+    bool concat = layer.getCombine() == HeadCombine::concat;
+    shapes.push_back({n, concat ? a[0] * a[1] : a[1]});
+    if (layer.getAlpha())
+      shapes.push_back(
+          {shapeOf(layer.getColIdx())[0] +
+               (layer.getAddSelfLoops() ? std::min(n, nSrc) : 0),
+           a[0]});
+  };
+  if (auto g = dyn_cast<GatOp>(op)) {
+    gat(g, g.getAttSrc(), g.getXDst());
+    return shapes;
+  }
+  if (auto g = dyn_cast<GatV2Op>(op)) {
+    gat(g, g.getAtt(), g.getXDst());
+    return shapes;
+  }
+  return std::nullopt;
+}
+
+static std::string typeString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+llvm::Error mlir::attn::specializeDynamicShapes(
+    func::FuncOp func,
+    llvm::ArrayRef<std::optional<std::vector<int64_t>>> shapes) {
+  auto isDynamic = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor && !tensor.hasStaticShape();
+  };
+  if (llvm::none_of(func.getArgumentTypes(), isDynamic))
+    return llvm::Error::success();
+  std::string name = func.getName().str();
+  Block &body = func.getBody().front();
+  SmallVector<Type> argTypes;
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    if (!isDynamic(arg.getType())) {
+      argTypes.push_back(arg.getType());
+      continue;
+    }
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (i >= shapes.size() || !shapes[i])
+      return createStringError(
+          "@%s argument %zu (%s) has dynamic dimensions: give it with "
+          "--input %zu=FILE.npy (its shape sets them)",
+          name.c_str(), i, typeString(type).c_str(), i);
+    const std::vector<int64_t> &shape = *shapes[i];
+    bool fits = static_cast<int64_t>(shape.size()) == type.getRank();
+    for (int64_t d = 0; fits && d < type.getRank(); ++d)
+      fits = type.isDynamicDim(d) || type.getDimSize(d) == shape[d];
+    if (!fits) {
+      std::string got;
+      for (size_t d = 0; d < shape.size(); ++d)
+        got += (d ? "x" : "") + std::to_string(shape[d]);
+      return createStringError(
+          "@%s input %zu: shape %s does not fit the argument's type %s", name.c_str(),
+          i, got.empty() ? "(scalar)" : got.c_str(), typeString(type).c_str());
+    }
+    auto specialized = RankedTensorType::get(shape, type.getElementType());
+    arg.setType(specialized);
+    argTypes.push_back(specialized);
+  }
+  for (Operation &op : body.without_terminator()) {
+    std::optional<SmallVector<SmallVector<int64_t>>> inferred =
+        attnResultShapes(&op);
+    if (!inferred) {
+      if (llvm::any_of(op.getResultTypes(), isDynamic))
+        return createStringError(
+            "@%s: '%s' has dynamic result types: dynamic dimensions are "
+            "specialized through attn ops only (give the other ops static "
+            "types)",
+            name.c_str(), op.getName().getStringRef().str().c_str());
+      continue;
+    }
+    for (auto [result, shape] : llvm::zip(op.getResults(), *inferred))
+      result.setType(RankedTensorType::get(
+          shape, cast<RankedTensorType>(result.getType()).getElementType()));
+  }
+  func.setType(FunctionType::get(func.getContext(), argTypes,
+                                 body.getTerminator()->getOperandTypes()));
+  if (failed(mlir::verify(func)))
+    return createStringError(
+        "@%s does not verify with its dynamic dimensions set from the inputs "
+        "(see the error above)",
+        name.c_str());
+  return llvm::Error::success();
 }

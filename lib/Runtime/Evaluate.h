@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <optional>
 #include <vector>
 
 namespace mlir::attn {
@@ -53,6 +54,17 @@ std::vector<HostTensor> generateInputs(func::FuncOp func, uint64_t seed,
 llvm::Error validateInputs(func::FuncOp func,
                            llvm::ArrayRef<const HostTensor *> inputs,
                            llvm::ArrayRef<std::string> sources = {});
+
+/// Gives `func`'s dynamic dimensions (`?`) the sizes of its inputs:
+/// `shapes[i]`, when set, is argument i's (an --input file's); every
+/// argument with a dynamic dimension needs one, of its rank and static
+/// sizes. The attn ops' results get the shapes their operands imply (the
+/// other ops must have static results), then the function's type follows
+/// its return, and the function is verified again. A function without
+/// dynamic dimensions is left as it is.
+llvm::Error
+specializeDynamicShapes(func::FuncOp func,
+                        llvm::ArrayRef<std::optional<std::vector<int64_t>>> shapes);
 
 } // namespace mlir::attn
 

@@ -156,31 +156,55 @@ static FailureOr<SmallVector<std::string>> selectEntries(ModuleOp module) {
   return names;
 }
 
-/// Replaces generated arguments with the --input files; `sources` gets each
-/// argument's file ("" when generated).
-static llvm::Error loadInputs(std::vector<HostTensor> &args,
-                              std::vector<std::string> &sources) {
-  sources.assign(args.size(), "");
+/// The --input files, read once before anything is compiled (their shapes
+/// specialize dynamic dimensions): tensors[i] is argument i's, sources[i]
+/// its file ("" when generated).
+struct GivenInputs {
+  std::vector<std::optional<HostTensor>> tensors;
+  std::vector<std::string> sources;
+};
+static GivenInputs given;
+
+static llvm::Error readInputs(size_t numArgs) {
+  given.tensors.clear();
+  given.tensors.resize(numArgs);
+  given.sources.assign(numArgs, "");
   for (const std::string &spec : inputs) {
     auto [indexStr, path] = llvm::StringRef(spec).split('=');
     unsigned index;
     if (path.empty() || indexStr.getAsInteger(10, index))
       return llvm::createStringError("--input expects INDEX=FILE.npy, got '%s'",
                                      spec.c_str());
-    if (index >= args.size())
+    if (index >= numArgs)
       return llvm::createStringError(
-          "--input %u: the function has %zu arguments", index, args.size());
-    if (!sources[index].empty())
+          "--input %u: the function has %zu arguments", index, numArgs);
+    if (!given.sources[index].empty())
       return llvm::createStringError("--input %u: given twice", index);
-    sources[index] = path.str();
+    given.sources[index] = path.str();
     llvm::Expected<HostTensor> t = readNpy(path);
     if (!t)
       return t.takeError();
+    given.tensors[index] = std::move(*t);
+  }
+  return llvm::Error::success();
+}
+
+/// Replaces generated arguments with the --input files; `sources` gets each
+/// argument's file ("" when generated).
+static llvm::Error loadInputs(std::vector<HostTensor> &args,
+                              std::vector<std::string> &sources) {
+  sources.assign(args.size(), "");
+  for (size_t index = 0; index < given.tensors.size() && index < args.size();
+       ++index) {
+    if (!given.tensors[index])
+      continue;
+    sources[index] = given.sources[index];
+    HostTensor t = given.tensors[index]->clone();
     // NumPy has no bfloat16: an f32 .npy feeds a bf16 argument, rounded
     // (--dump-dir writes bf16 tensors as their exact f32 values).
-    if (args[index].dtype() == DType::bf16 && t->dtype() == DType::f32)
-      *t = t->converted(DType::bf16);
-    args[index] = std::move(*t);
+    if (args[index].dtype() == DType::bf16 && t.dtype() == DType::f32)
+      t = t.converted(DType::bf16);
+    args[index] = std::move(t);
   }
   return llvm::Error::success();
 }
@@ -405,10 +429,36 @@ int main(int argc, char **argv) {
   // anything (tuning, compiling, inputs); with --all, each function the
   // runtime cannot call fails on its own, through the JIT, while the others
   // run.
-  if (names->size() == 1)
-    if (llvm::Error err =
-            checkCallable(module->lookupSymbol<func::FuncOp>(names->front())))
+  // The --input files are read first: their shapes give a function's
+  // dynamic dimensions (`?`), specialized before it is compiled.
+  if (names->size() == 1) {
+    // Only the chosen function (and what it calls) is compiled: the others
+    // may have dynamic dimensions of their own.
+    for (auto other :
+         llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+      if (other.getName() != names->front() &&
+          SymbolTable::symbolKnownUseEmpty(other, *module))
+        other.erase();
+    auto func = module->lookupSymbol<func::FuncOp>(names->front());
+    if (llvm::Error err = readInputs(func.getNumArguments()))
       return fail(std::move(err));
+    std::vector<std::optional<std::vector<int64_t>>> shapes;
+    for (const std::optional<HostTensor> &t : given.tensors)
+      shapes.push_back(t ? std::optional<std::vector<int64_t>>(t->shape().vec())
+                        : std::nullopt);
+    if (llvm::Error err = specializeDynamicShapes(func, shapes))
+      return fail(std::move(err));
+    if (llvm::Error err = checkCallable(func))
+      return fail(std::move(err));
+  } else {
+    for (const std::string &name : *names)
+      for (Type t : module->lookupSymbol<func::FuncOp>(name).getArgumentTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(t);
+            tensor && !tensor.hasStaticShape())
+          return fail("@" + name + " has dynamic dimensions: run it alone " +
+                      "(--entry " + name + ") with --input files, whose " +
+                      "shapes set them");
+  }
 
   std::string cachePath = tuningCache.empty() ? TuningCache::defaultPath()
                                               : std::string(tuningCache);

@@ -13,7 +13,7 @@
 
 // AMBIGUOUS: attn-run: error: 4 public functions in {{.*}}; choose one with --entry, or run them all with --all
 // NOFUNC: attn-run: error: no public function @nope
-// DYNAMIC: attn-run: error: function @dynamic: the runtime calls functions whose arguments and results are statically shaped tensors of f32, f64, f16, bf16, i32 or i64
+// DYNAMIC: attn-run: error: @dynamic argument 0 (tensor<1x1x?x4xf32>) has dynamic dimensions: give it with --input 0=FILE.npy (its shape sets them)
 // NOTATTN: attn-run: error: the C++ reference evaluates functions made of attn ops only; found 'tensor.empty'
 // PIPELINE: attn-run: error: invalid pass pipeline 'bogus-pass'
 // ALLDUMP: attn-run: error: --input and --dump-dir need a single function, not --all
