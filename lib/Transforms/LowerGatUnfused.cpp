@@ -103,6 +103,39 @@ private:
     return rows.getResult(0);
   }
 
+  /// An scf.forall over the n destination nodes: `body(i)` computes node
+  /// i's row of each result (shapes `rows`), inserted as row i of an
+  /// n x rows[k] tensor.
+  SmallVector<Value> perNodeForall(
+      OpBuilder &b, Location loc, ArrayRef<SmallVector<int64_t, 2>> rows,
+      llvm::function_ref<SmallVector<Value>(OpBuilder &, Location, Value)>
+          body) {
+    SmallVector<Value> inits;
+    for (ArrayRef<int64_t> r : rows) {
+      SmallVector<int64_t> shape{n};
+      shape.append(r.begin(), r.end());
+      inits.push_back(tensor::EmptyOp::create(b, loc, shape, f));
+    }
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)}, inits, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value i = forall.getInductionVars()[0];
+    SmallVector<Value> values = body(b, loc, i);
+    ValueRange outs = forall.getRegionIterArgs();
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    for (auto [k, r] : llvm::enumerate(rows)) {
+      SmallVector<OpFoldResult> offsets(r.size() + 1, b.getIndexAttr(0)),
+          sizes{b.getIndexAttr(1)}, strides(r.size() + 1, b.getIndexAttr(1));
+      offsets[0] = i;
+      for (int64_t d : r)
+        sizes.push_back(b.getIndexAttr(d));
+      tensor::ParallelInsertSliceOp::create(b, loc, values[k], outs[k], offsets,
+                                            sizes, strides);
+    }
+    return SmallVector<Value>(forall.getResults());
+  }
+
   std::pair<Value, Value> row(OpBuilder &b, Location loc, Value i) {
     Value next =
         arith::AddIOp::create(b, loc, i, buildIndexConstant(b, loc, 1));
@@ -182,58 +215,53 @@ private:
                                 dimsMap(ctx, 3, {0, 1}));
     if (!op.selfLoops)
       return;
-    Value init = tensor::EmptyOp::create(b, loc, {n, heads}, f);
-    auto forall =
-        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
-                              ValueRange{init}, std::nullopt);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forall.getBody());
-    Value i = forall.getInductionVars()[0];
-    Value zero = buildFloatConstant(b, loc, f, 0.0);
-    Value sum0 = linalg::FillOp::create(
-                     b, loc, zero,
-                     ValueRange{tensor::EmptyOp::create(b, loc, {heads}, f)})
-                     .getResult(0);
-    Value count0 = buildFloatConstant(b, loc, f, 0.0);
-    auto [begin, end] = row(b, loc, i);
-    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-    auto loop = scf::ForOp::create(
-        b, loc, begin, end, buildIndexConstant(b, loc, 1),
-        ValueRange{sum0, count0},
-        [&](OpBuilder &lb, Location lloc, Value e, ValueRange args) {
-          Value src = buildIndexCast(
-              lb, lloc, tensor::ExtractOp::create(lb, lloc, op.colIdx, e));
-          Value counted = arith::CmpIOp::create(
-              lb, lloc, arith::CmpIPredicate::ne, src, i);
-          Value sum = buildElementwise(
-              lb, lloc, args[0], ValueRange{edgeRow(lb, lloc, edgeTerm, e)}, {id},
-              [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
-                Value added = arith::AddFOp::create(nb, nloc, a[1], a[0]);
-                return arith::SelectOp::create(nb, nloc, counted, added, a[1]);
+    loopTerm = perNodeForall(
+        b, loc, {{heads}}, [&](OpBuilder &b, Location loc, Value i) {
+          Value zero = buildFloatConstant(b, loc, f, 0.0);
+          Value sum0 =
+              linalg::FillOp::create(
+                  b, loc, zero,
+                  ValueRange{tensor::EmptyOp::create(b, loc, {heads}, f)})
+                  .getResult(0);
+          Value count0 = buildFloatConstant(b, loc, f, 0.0);
+          auto [begin, end] = row(b, loc, i);
+          AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+          auto loop = scf::ForOp::create(
+              b, loc, begin, end, buildIndexConstant(b, loc, 1),
+              ValueRange{sum0, count0},
+              [&](OpBuilder &lb, Location lloc, Value e, ValueRange args) {
+                Value src = buildIndexCast(
+                    lb, lloc,
+                    tensor::ExtractOp::create(lb, lloc, op.colIdx, e));
+                Value counted = arith::CmpIOp::create(
+                    lb, lloc, arith::CmpIPredicate::ne, src, i);
+                Value sum = buildElementwise(
+                    lb, lloc, args[0],
+                    ValueRange{edgeRow(lb, lloc, edgeTerm, e)}, {id},
+                    [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                      Value added = arith::AddFOp::create(nb, nloc, a[1], a[0]);
+                      return arith::SelectOp::create(nb, nloc, counted, added,
+                                                     a[1]);
+                    });
+                Value one = buildFloatConstant(lb, lloc, f, 1.0);
+                Value count = arith::SelectOp::create(
+                    lb, lloc, counted,
+                    arith::AddFOp::create(lb, lloc, args[1], one), args[1]);
+                scf::YieldOp::create(lb, lloc, ValueRange{sum, count});
               });
-          Value one = buildFloatConstant(lb, lloc, f, 1.0);
-          Value count = arith::SelectOp::create(
-              lb, lloc, counted, arith::AddFOp::create(lb, lloc, args[1], one),
-              args[1]);
-          scf::YieldOp::create(lb, lloc, ValueRange{sum, count});
-        });
-    Value count = loop.getResult(1);
-    Value mean = buildElementwise(
-        b, loc, tensor::EmptyOp::create(b, loc, {heads}, f),
-        ValueRange{loop.getResult(0)}, {id},
-        [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
-          Value has = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT,
-                                            count, zero);
-          return arith::SelectOp::create(
-              nb, nloc, has, arith::DivFOp::create(nb, nloc, a[0], count), zero);
-        });
-    Value out = forall.getRegionIterArgs()[0];
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, mean, out, ArrayRef<OpFoldResult>{i, b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-    loopTerm = forall.getResult(0);
+          Value count = loop.getResult(1);
+          Value mean = buildElementwise(
+              b, loc, tensor::EmptyOp::create(b, loc, {heads}, f),
+              ValueRange{loop.getResult(0)}, {id},
+              [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                Value has = arith::CmpFOp::create(
+                    nb, nloc, arith::CmpFPredicate::OGT, count, zero);
+                return arith::SelectOp::create(
+                    nb, nloc, has, arith::DivFOp::create(nb, nloc, a[0], count),
+                    zero);
+              });
+          return SmallVector<Value>{mean};
+        })[0];
   }
 
   /// Edge e's term of the edge attributes (buildEdgeTerms), head h.
@@ -377,57 +405,46 @@ private:
                                            Value scores) {
     MLIRContext *ctx = b.getContext();
     AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-    Value mInit = tensor::EmptyOp::create(b, loc, {n, heads}, f);
-    Value lInit = tensor::EmptyOp::create(b, loc, {n, heads}, f);
-    auto forall =
-        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
-                              ValueRange{mInit, lInit}, std::nullopt);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forall.getBody());
-    Value i = forall.getInductionVars()[0];
-    Value zero = buildFloatConstant(b, loc, f, 0.0);
-    auto filled = [&](Value v) {
-      return linalg::FillOp::create(
-                 b, loc, v,
-                 ValueRange{tensor::EmptyOp::create(b, loc, {heads}, f)})
-          .getResult(0);
-    };
-    Value m = forEachEdge(
-        b, loc, i, ValueRange{filled(negInf(b, loc))},
-        [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
-          return SmallVector<Value>{buildElementwise(
-              eb, eloc, args[0], ValueRange{edgeRow(eb, eloc, scores, e)}, {id},
-              [](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
-                return arith::MaximumFOp::create(nb, nloc, a[0], a[1]);
-              })};
-        })[0];
-    Value l = forEachEdge(
-        b, loc, i, ValueRange{filled(zero)},
-        [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
-          return SmallVector<Value>{buildElementwise(
-              eb, eloc, args[0], ValueRange{edgeRow(eb, eloc, scores, e), m},
-              {id, id},
-              [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
-                Value p = math::ExpOp::create(
-                    nb, nloc, arith::SubFOp::create(nb, nloc, a[0], a[1]));
-                Value masked =
-                    arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
-                                          a[0], negInf(nb, nloc));
-                return arith::AddFOp::create(
-                    nb, nloc, a[2],
-                    arith::SelectOp::create(nb, nloc, masked, zero, p));
-              })};
-        })[0];
-    ValueRange outs = forall.getRegionIterArgs();
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    Value stats[2] = {m, l};
-    for (int k = 0; k < 2; ++k)
-      tensor::ParallelInsertSliceOp::create(
-          b, loc, stats[k], outs[k],
-          ArrayRef<OpFoldResult>{i, b.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-    return {forall.getResult(0), forall.getResult(1)};
+    SmallVector<Value> stats = perNodeForall(
+        b, loc, {{heads}, {heads}}, [&](OpBuilder &b, Location loc, Value i) {
+          Value zero = buildFloatConstant(b, loc, f, 0.0);
+          auto filled = [&](Value v) {
+            return linalg::FillOp::create(
+                       b, loc, v,
+                       ValueRange{tensor::EmptyOp::create(b, loc, {heads}, f)})
+                .getResult(0);
+          };
+          Value m = forEachEdge(
+              b, loc, i, ValueRange{filled(negInf(b, loc))},
+              [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
+                return SmallVector<Value>{buildElementwise(
+                    eb, eloc, args[0], ValueRange{edgeRow(eb, eloc, scores, e)},
+                    {id},
+                    [](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                      return arith::MaximumFOp::create(nb, nloc, a[0], a[1]);
+                    })};
+              })[0];
+          Value l = forEachEdge(
+              b, loc, i, ValueRange{filled(zero)},
+              [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
+                return SmallVector<Value>{buildElementwise(
+                    eb, eloc, args[0],
+                    ValueRange{edgeRow(eb, eloc, scores, e), m}, {id, id},
+                    [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                      Value p = math::ExpOp::create(
+                          nb, nloc,
+                          arith::SubFOp::create(nb, nloc, a[0], a[1]));
+                      Value masked = arith::CmpFOp::create(
+                          nb, nloc, arith::CmpFPredicate::OEQ, a[0],
+                          negInf(nb, nloc));
+                      return arith::AddFOp::create(
+                          nb, nloc, a[2],
+                          arith::SelectOp::create(nb, nloc, masked, zero, p));
+                    })};
+              })[0];
+          return SmallVector<Value>{m, l};
+        });
+    return {stats[0], stats[1]};
   }
 
   /// alpha[e, h] = exp(s - m[dst e]) / l[dst e], 0 for masked edges.
@@ -459,43 +476,32 @@ private:
   /// SpMM: out[i, h, c] = sum over i's edges of alpha[e, h] z[src e, h, c].
   Value buildAggregation(OpBuilder &b, Location loc, Value alpha) {
     MLIRContext *ctx = b.getContext();
-    Value init = tensor::EmptyOp::create(b, loc, {n, heads, ch}, f);
-    auto forall =
-        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
-                              ValueRange{init}, std::nullopt);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forall.getBody());
-    Value i = forall.getInductionVars()[0];
-    Value acc0 =
-        linalg::FillOp::create(
-            b, loc, buildFloatConstant(b, loc, f, 0.0),
-            ValueRange{tensor::EmptyOp::create(b, loc, {heads, ch}, f)})
-            .getResult(0);
-    Value acc = forEachEdge(
-        b, loc, i, ValueRange{acc0},
-        [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
-          Value src = std::get<0>(endpoints(eb, eloc, e));
-          return SmallVector<Value>{buildElementwise(
-              eb, eloc, args[0], ValueRange{edgeRow(eb, eloc, alpha, e)},
-              {dimsMap(ctx, 2, {0})},
-              [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
-                Value z = tensor::ExtractOp::create(
-                    nb, nloc, proj.z3,
-                    ValueRange{src, linalg::IndexOp::create(nb, nloc, 0),
-                               linalg::IndexOp::create(nb, nloc, 1)});
-                return arith::AddFOp::create(
-                    nb, nloc, a[1], arith::MulFOp::create(nb, nloc, a[0], z));
-              })};
+    return perNodeForall(
+        b, loc, {{heads, ch}}, [&](OpBuilder &b, Location loc, Value i) {
+          Value acc0 =
+              linalg::FillOp::create(
+                  b, loc, buildFloatConstant(b, loc, f, 0.0),
+                  ValueRange{tensor::EmptyOp::create(b, loc, {heads, ch}, f)})
+                  .getResult(0);
+          Value acc = forEachEdge(
+              b, loc, i, ValueRange{acc0},
+              [&](OpBuilder &eb, Location eloc, Value e, ValueRange args) {
+                Value src = std::get<0>(endpoints(eb, eloc, e));
+                return SmallVector<Value>{buildElementwise(
+                    eb, eloc, args[0], ValueRange{edgeRow(eb, eloc, alpha, e)},
+                    {dimsMap(ctx, 2, {0})},
+                    [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                      Value z = tensor::ExtractOp::create(
+                          nb, nloc, proj.z3,
+                          ValueRange{src, linalg::IndexOp::create(nb, nloc, 0),
+                                     linalg::IndexOp::create(nb, nloc, 1)});
+                      return arith::AddFOp::create(
+                          nb, nloc, a[1],
+                          arith::MulFOp::create(nb, nloc, a[0], z));
+                    })};
+              })[0];
+          return SmallVector<Value>{acc};
         })[0];
-    Value out = forall.getRegionIterArgs()[0];
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, acc, out,
-        ArrayRef<OpFoldResult>{i, b.getIndexAttr(0), b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads),
-                               b.getIndexAttr(ch)},
-        SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
-    return forall.getResult(0);
   }
 
   GatLayer op;
