@@ -483,8 +483,10 @@ struct GatLayerOperands {
   Value xDst;
   bool concat, addSelfLoops;
   double slope;
-  /// PyG's edge_dim: per-edge attributes, their projection and attention.
+  /// PyG's edge_dim: per-edge attributes, their projection and (GATConv's
+  /// scalar edge term, `edgeAttention`) attention.
   Value edgeAttr, weightEdge, attEdge;
+  bool edgeAttention = true;
 };
 
 static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
@@ -571,9 +573,12 @@ static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
   }
 
   if (g.edgeAttr || g.weightEdge || g.attEdge) {
-    if (!g.edgeAttr || !g.weightEdge || !g.attEdge)
-      return op->emitOpError("expects edge_attr, weight_edge and att_edge "
-                             "together");
+    if (!g.edgeAttr || !g.weightEdge || (g.edgeAttention && !g.attEdge))
+      return op->emitOpError(g.edgeAttention
+                                 ? "expects edge_attr, weight_edge and "
+                                   "att_edge together"
+                                 : "expects edge_attr and weight_edge "
+                                   "together");
     if (failed(expectRank(op, g.edgeAttr, "edge_attr", 2, "nnz x D")) ||
         failed(expectElementType(op, elemType,
                                  {{"edge_attr", g.edgeAttr},
@@ -585,8 +590,8 @@ static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
                            {nnz, dim})) ||
         failed(expectShape(op, g.weightEdge, "weight_edge", "H*C x D",
                            {hc, dim})) ||
-        failed(expectShape(op, g.attEdge, "att_edge", "H x C",
-                           {heads, channels})))
+        (g.attEdge && failed(expectShape(op, g.attEdge, "att_edge", "H x C",
+                                         {heads, channels}))))
       return failure();
   }
 
@@ -600,6 +605,8 @@ static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
 }
 
 LogicalResult GatOp::verify() {
+  if (!getXDst() != !getWeightDst())
+    return emitOpError("expects x_dst and weight_dst together");
   GatLayerOperands g{getX(), getRowPtr(), getColIdx(), getBias(), getOutput(),
                      getAlpha()};
   g.weights = {{"weight", getWeight()}};
@@ -624,6 +631,9 @@ LogicalResult GatV2Op::verify() {
   g.xDst = getXDst();
   g.weightBiases = {{"bias_src", getBiasSrc()}, {"bias_dst", getBiasDst()}};
   g.atts = {{"att", getAtt()}};
+  g.edgeAttr = getEdgeAttr();
+  g.weightEdge = getWeightEdge();
+  g.edgeAttention = false;
   g.concat = getCombine() == HeadCombine::concat;
   g.addSelfLoops = getAddSelfLoops();
   g.slope = getNegativeSlope().convertToDouble();

@@ -372,7 +372,13 @@ def Attn_GatV2Op : Attn_Op<"gatv2", [Pure, AttrSizedOperandSegments]> {
     `alpha` result (per-edge coefficients) are as for attn.gat. With
     `target(%x_dst)` the layer is bipartite as attn.gat's: `weight_src`
     projects the sources `x`, `weight_dst` (`H*C x Fd`) the destinations
-    `x_dst` (PyG's `GATv2Conv` called with `(x_src, x_dst)`). Lowered by
+    `x_dst` (PyG's `GATv2Conv` called with `(x_src, x_dst)`). With
+    `edge(%edge_attr, %weight_edge)` (PyG's `edge_dim`: `edge_attr`
+    `nnz x D` per CSR edge, `weight_edge` `H*C x D` its `lin_edge.weight`)
+    each edge's projection joins the sum inside the nonlinearity,
+    `e_ij = att[h] . LeakyReLU(zd[i,h] + zs[j,h] + ze[ij,h])` with
+    `ze = edge_attr @ weight_edge^T`; an added self loop takes the mean of
+    its node's incoming attributes, as for attn.gat. Lowered by
     the unfused lowering (per-edge scores, edge softmax, aggregation) in
     every pipeline: each score needs the C-wide nonlinearity, which the
     fused single-pass lowering of attn.gat does not have.
@@ -393,6 +399,7 @@ def Attn_GatV2Op : Attn_Op<"gatv2", [Pure, AttrSizedOperandSegments]> {
     Attn_IndexTensor:$row_ptr, Attn_IndexTensor:$col_idx,
     Optional<AnyRankedTensor>:$bias_src, Optional<AnyRankedTensor>:$bias_dst,
     Optional<AnyRankedTensor>:$bias, Optional<AnyRankedTensor>:$x_dst,
+    Optional<AnyRankedTensor>:$edge_attr, Optional<AnyRankedTensor>:$weight_edge,
     DefaultValuedAttr<F64Attr, "0.2">:$negative_slope,
     DefaultValuedAttr<Attn_HeadCombineAttr, "::mlir::attn::HeadCombine::concat">:$combine,
     DefaultValuedAttr<BoolAttr, "true">:$add_self_loops);
@@ -402,6 +409,7 @@ def Attn_GatV2Op : Attn_Op<"gatv2", [Pure, AttrSizedOperandSegments]> {
     $x `,` $weight_src `,` $weight_dst `,` $att `graph` `(` $row_ptr `,` $col_idx `)`
     (`bias_src` `(` $bias_src^ `)`)? (`bias_dst` `(` $bias_dst^ `)`)?
     (`bias` `(` $bias^ `)`)? (`target` `(` $x_dst^ `)`)?
+    (`edge` `(` $edge_attr^ `,` $weight_edge `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 

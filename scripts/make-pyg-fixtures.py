@@ -39,6 +39,10 @@ return_attention_weights=True, each called as conv((x, x[:size[1]]), adj).
 gatv2-minibatch/: the same adjacencies through GATv2Conv(5, 4, heads=2),
 ELU, GATv2Conv(8, 3, heads=2, share_weights=True).
 
+gatv2-edge-attr/: GATv2Conv(5, 4, heads=2, edge_dim=3), ELU, GATv2Conv(8, 3,
+heads=2, edge_dim=3, concat=False) with return_attention_weights=True, on
+gat-edge-attr's graph, x and edge_attr.npy.
+
 gat-separate-lins/: GATConv((5, 5), 3, heads=2) -- built bipartite, its own
 lin_src / lin_dst -- called on one node set (gat-attention's graph and x).
 """
@@ -291,6 +295,47 @@ with open(os.path.join(path5, "model.json"), "w") as f:
                "layers": [{"heads": 2, "channels": 3, "in_channels": [5, 5]}]},
               f, indent=1)
     f.write("\n")
+
+
+
+class NetEdgeV2(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = GATv2Conv(5, 4, heads=2, edge_dim=3)
+        self.conv2 = GATv2Conv(8, 3, heads=2, edge_dim=3, concat=False)
+
+    def forward(self, x, edge_index, edge_attr):
+        x = F.elu(self.conv1(x, edge_index, edge_attr))
+        return self.conv2(x, edge_index, edge_attr,
+                          return_attention_weights=True)
+
+
+path6 = os.path.join(out, "gatv2-edge-attr")
+os.makedirs(path6, exist_ok=True)
+with open(os.path.join(path, "graph.txt")) as src, \
+        open(os.path.join(path6, "graph.txt"), "w") as dst:
+    dst.write(src.read())
+net6 = NetEdgeV2().eval()
+with torch.no_grad():
+    for p in net6.parameters():
+        p.add_(0.3 * torch.randn(p.shape))
+    y6, (ei6, alpha6) = net6(x, edge_index, edge_attr)
+save_file({k: v.contiguous() for k, v in net6.state_dict().items()},
+          os.path.join(path6, "model.safetensors"))
+np.save(os.path.join(path6, "x.npy"), x.numpy())
+np.save(os.path.join(path6, "edge_attr.npy"), edge_attr.numpy())
+np.save(os.path.join(path6, "output.npy"), y6.numpy())
+np.save(os.path.join(path6, "alpha.npy"), alpha6.numpy())
+np.save(os.path.join(path6, "edge_index.npy"), ei6.numpy().astype(np.int64))
+with open(os.path.join(path6, "model.json"), "w") as f:
+    json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
+               "layers": [{"conv": "GATv2Conv", "heads": 2, "channels": 4,
+                           "edge_dim": 3},
+                          {"conv": "GATv2Conv", "heads": 2, "channels": 3,
+                           "edge_dim": 3, "concat": False,
+                           "return_attention_weights": True}]}, f, indent=1)
+    f.write("\n")
+print(list(net6.state_dict().keys()))
 
 with open(os.path.join(out, "versions.txt"), "w") as f:
     f.write(f"torch_geometric {torch_geometric.__version__}\n"

@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -43,7 +44,7 @@ struct GatLayer {
   /// GATv2Conv (else GATConv), and its share_weights.
   bool v2 = false, shareWeights = false;
   double negativeSlope = 0.2;
-  /// PyG's edge_dim (GATConv): the width of the edge attributes, 0 without.
+  /// PyG's edge_dim: the width of the edge attributes, 0 without.
   int64_t edgeDim = 0;
   /// GATConv built with in_channels as a pair: lin_src / lin_dst (the
   /// destinations projected by their own weight), else one `lin`.
@@ -130,6 +131,8 @@ public:
             weightSpecs.push_back({p + lin + ".bias", DType::f32, {hc}});
         }
         weightSpecs.push_back({p + "att", DType::f32, {1, l.heads, l.channels}});
+        if (l.edgeDim)
+          weightSpecs.push_back({p + "lin_edge.weight", DType::f32, {hc, l.edgeDim}});
       } else {
         if (l.separateLins) {
           weightSpecs.push_back({p + "lin_src.weight", DType::f32, {hc, in}});
@@ -483,6 +486,8 @@ public:
             rowPtr, colIdx,
             l.bias ? net.weight(p + "lin_l.bias") : Value(),
             l.bias ? net.weight(p + right + ".bias") : Value(), bias, xDst,
+            l.edgeDim ? inputs[3] : Value(),
+            l.edgeDim ? net.weight(p + "lin_edge.weight") : Value(),
             b.getF64FloatAttr(l.negativeSlope), combine, b.getBoolAttr(selfLoops));
       } else {
         // lin_src / lin_dst: the destinations through their own weight (a
@@ -530,13 +535,25 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
                                             const ModelOverrides &) {
   auto m = std::make_unique<Gat>();
   // The mini-batch form: each layer has its own graph and no top-level one.
-  m->miniBatch = !spec.has("graph");
+  // (A description without either misses its top-level 'graph'.)
+  m->miniBatch = false;
+  if (!spec.has("graph"))
+    if (const llvm::json::Array *layers = spec.array("layers", false))
+      for (const llvm::json::Value &layer : *layers)
+        if (const llvm::json::Object *obj = layer.getAsObject())
+          m->miniBatch |= obj->get("graph") || obj->get("size");
   std::string graphPath = m->miniBatch ? "" : spec.string("graph");
   bool symmetrize = spec.boolean("symmetrize", false);
   m->inFeatures = spec.integer("in_features");
   m->negativeSlope = spec.number("negative_slope", 0.2);
   m->selfLoops = spec.boolean("add_self_loops", true);
   bool rcm = spec.choice("reorder", {"none", "rcm"}, llvm::StringRef("none")) == "rcm";
+  // The mini-batch form's layer graphs: the layer, its path, its file.
+  struct LayerGraph {
+    const llvm::json::Object *object;
+    std::string where, file;
+  };
+  std::vector<LayerGraph> layerGraphs;
   if (const llvm::json::Array *layers = spec.array("layers", true)) {
     spec.check(!layers->empty(), "layers", "expected at least one layer");
     spec.check(layers->size() <= size_t(SpecReader::kMaxLayers), "layers",
@@ -562,8 +579,6 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
         l.shareWeights = layer.boolean("share_weights", false);
       if (layer.has("edge_dim")) {
         l.edgeDim = layer.integer("edge_dim");
-        layer.check(!l.v2, "edge_dim",
-                    "edge_dim is supported for GATConv layers");
         layer.check(m->edgeDim == 0 || m->edgeDim == l.edgeDim, "edge_dim",
                     "every layer reads the one edge_attr input: edge_dim " +
                         llvm::Twine(l.edgeDim) + " differs from an earlier " +
@@ -627,9 +642,8 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
                           " must be the first of the " + llvm::Twine(l.numSrc) +
                           " sources (x_dst = x[:size[1]]), so at most as many");
         }
-        if (!layer.failed())
-          if (llvm::Error err = m->readLayerGraph(spec, file, l))
-            layer.fail("graph", llvm::toString(std::move(err)));
+        // Read once every key is known (below).
+        layerGraphs.push_back({obj, where, file});
       } else if (layer.has("graph") || layer.has("size")) {
         layer.fail(layer.has("graph") ? "graph" : "size",
                    "per-layer graphs (the mini-batch form) need every layer to "
@@ -642,12 +656,30 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
   if (spec.failed())
     return m;
   if (m->miniBatch) {
-    for (const char *key : {"symmetrize", "reorder", "num_nodes"})
+    for (const char *key : {"symmetrize", "num_nodes"})
       spec.check(!spec.has(key), key,
                  "not with per-layer graphs (the mini-batch form)");
+    spec.check(!rcm, "reorder",
+               "'rcm' is not supported with per-layer graphs (the mini-batch "
+               "form)");
     spec.check(m->edgeDim == 0, "layers",
                "edge_dim is not supported with per-layer graphs (the "
                "mini-batch form)");
+  }
+  // Every key is read: an unknown one is reported before any graph file.
+  std::optional<int64_t> numNodes;
+  if (!m->miniBatch && spec.has("num_nodes"))
+    numNodes = spec.integer("num_nodes");
+  llvm::consumeError(spec.finish());
+  if (spec.failed())
+    return m;
+  if (m->miniBatch) {
+    for (auto [k, g] : llvm::enumerate(layerGraphs))
+      if (llvm::Error err = m->readLayerGraph(spec, g.file, m->layers[k])) {
+        SpecReader(spec.getSource(), *g.object, g.where)
+            .fail("graph", llvm::toString(std::move(err)));
+        return m;
+      }
     if (m->alphaHeads && !spec.failed()) {
       size_t n = m->alphaLayer();
       if (llvm::Error err = m->orderAttentionEdges(
@@ -671,10 +703,8 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
     return m;
   }
   // num_nodes (PyG's): nodes without edges after the largest id are kept.
-  if (spec.has("num_nodes")) {
-    int64_t want = spec.integer("num_nodes");
-    if (spec.failed())
-      return m;
+  if (numNodes) {
+    int64_t want = *numNodes;
     if (want < edges->numNodes) {
       spec.fail("num_nodes", "num_nodes " + llvm::Twine(want) +
                                  " is less than the graph's " +

@@ -4,6 +4,7 @@
 
 #include "dialect/AttnOps.h"
 #include "dialect/MaskKinds.h"
+#include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Reference.h"
 #include "lib/Runtime/RegionEvaluator.h"
@@ -14,6 +15,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -129,6 +131,46 @@ llvm::Error evaluatorErrors(Operation *op, const Evaluators &evaluators) {
 
 } // namespace
 
+/// The C++ reference's own temporaries for `op`, before it runs: attn.mha
+/// projects q, k, v and the per-head outputs (f32); the GAT layers keep both
+/// projections, and with edge attributes one projection per edge and per
+/// self loop (f64). Checked against the memory budget like every value.
+static llvm::Error checkReferenceTemporaries(Operation *op) {
+  auto elements = [](Value v) -> uint64_t {
+    return v ? cast<RankedTensorType>(v.getType()).getNumElements() : 0;
+  };
+  auto sum = [](std::initializer_list<uint64_t> terms) {
+    uint64_t total = 0;
+    for (uint64_t t : terms)
+      total = llvm::SaturatingAdd(total, t);
+    return total;
+  };
+  uint64_t bytes = 0;
+  if (auto mha = dyn_cast<MhaOp>(op)) {
+    bytes = llvm::SaturatingMultiply<uint64_t>(
+        4, sum({elements(mha.getQuery()), elements(mha.getKey()),
+                elements(mha.getValue()), elements(mha.getOutput())}));
+  } else if (isa<GatOp, GatV2Op>(op)) {
+    auto gat = [&](auto layer, Value att, Value edgeAttr) {
+      uint64_t hc = elements(att);
+      uint64_t nSrc = cast<RankedTensorType>(layer.getX().getType()).getDimSize(0);
+      uint64_t n = layer.getRowPtr().getType().getNumElements() - 1;
+      uint64_t perRow = edgeAttr ? nSrc + 2 * n + elements(layer.getColIdx())
+                                 : nSrc + n;
+      return llvm::SaturatingMultiply<uint64_t>(
+          8, llvm::SaturatingMultiply(hc, perRow));
+    };
+    if (auto g = dyn_cast<GatOp>(op))
+      bytes = gat(g, g.getAttSrc(), g.getEdgeAttr());
+    else if (auto g = dyn_cast<GatV2Op>(op))
+      bytes = gat(g, g.getAtt(), g.getEdgeAttr());
+  }
+  if (!bytes)
+    return llvm::Error::success();
+  return checkBudget(bytes, "the C++ reference's temporaries for '" +
+                                op->getName().getStringRef() + "'");
+}
+
 llvm::Expected<std::vector<HostTensor>>
 mlir::attn::evaluateWithReference(func::FuncOp func,
                                   llvm::ArrayRef<const HostTensor *> inputs,
@@ -152,6 +194,8 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
             "returns another type",
             op.getName().getStringRef().str().c_str());
     }
+    if (llvm::Error err = checkReferenceTemporaries(&op))
+      return std::move(err);
     if (auto sdpa = dyn_cast<SdpaOp>(op)) {
       HostTensor &out = env.make(sdpa.getOutput());
       HostTensor *lse = sdpa.getLse() ? &env.make(sdpa.getLse()) : nullptr;
@@ -206,6 +250,8 @@ mlir::attn::evaluateWithReference(func::FuncOp func,
           env.lookup(gat.getRowPtr()), env.lookup(gat.getColIdx())};
       a.v2 = true;
       a.xDst = env.lookup(gat.getXDst());
+      a.edgeAttr = env.lookup(gat.getEdgeAttr());
+      a.weightEdge = env.lookup(gat.getWeightEdge());
       a.weightDst = env.lookup(gat.getWeightDst());
       a.biasSrc = env.lookup(gat.getBiasSrc());
       a.biasDst = env.lookup(gat.getBiasDst());
@@ -573,9 +619,10 @@ mlir::attn::validateInputs(func::FuncOp func,
 //===----------------------------------------------------------------------===//
 
 /// The result shapes an attn op's (already specialized) operands imply, in
-/// result order; nullopt for an op that is not an attn op.
+/// result order; nullopt for an op that is not an attn op. `overflow` is set
+/// when a size does not fit int64 (sizes from a file's header).
 static std::optional<SmallVector<SmallVector<int64_t>>>
-attnResultShapes(Operation *op) {
+attnResultShapes(Operation *op, bool &overflow) {
   auto shapeOf = [](Value v) {
     return SmallVector<int64_t>(cast<RankedTensorType>(v.getType()).getShape());
   };
@@ -599,12 +646,14 @@ attnResultShapes(Operation *op) {
     int64_t nSrc = shapeOf(layer.getX())[0];
     int64_t n = xDst ? shapeOf(xDst)[0] : nSrc;
     bool concat = layer.getCombine() == HeadCombine::concat;
-    shapes.push_back({n, concat ? a[0] * a[1] : a[1]});
+    int64_t hc = 0, rows = 0;
+    overflow |= llvm::MulOverflow(a[0], a[1], hc);
+    overflow |= llvm::AddOverflow(
+        shapeOf(layer.getColIdx())[0],
+        layer.getAddSelfLoops() ? std::min(n, nSrc) : int64_t(0), rows);
+    shapes.push_back({n, concat ? hc : a[1]});
     if (layer.getAlpha())
-      shapes.push_back(
-          {shapeOf(layer.getColIdx())[0] +
-               (layer.getAddSelfLoops() ? std::min(n, nSrc) : 0),
-           a[0]});
+      shapes.push_back({rows, a[0]});
   };
   if (auto g = dyn_cast<GatOp>(op)) {
     gat(g, g.getAttSrc(), g.getXDst());
@@ -664,8 +713,14 @@ llvm::Error mlir::attn::specializeDynamicShapes(
     argTypes.push_back(specialized);
   }
   for (Operation &op : body.without_terminator()) {
+    bool overflow = false;
     std::optional<SmallVector<SmallVector<int64_t>>> inferred =
-        attnResultShapes(&op);
+        attnResultShapes(&op, overflow);
+    if (overflow)
+      return createStringError(
+          "@%s: '%s' would have a result size that overflows int64 with the "
+          "inputs' shapes",
+          name.c_str(), op.getName().getStringRef().str().c_str());
     if (!inferred) {
       if (llvm::any_of(op.getResultTypes(), isDynamic))
         return createStringError(

@@ -260,36 +260,39 @@ void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
   }
   auto leaky = [&](double e) { return e > 0 ? e : a.negativeSlope * e; };
 
-  // edge_dim: term[e, h] = edge_attr[e] . sum_c att_edge[h, c] W_e[h*C + c].
+  // edge_dim: each edge's projection ze[e] = W_e edge_attr[e] (H*C), and a
+  // self loop's, the mean over the node's in-edges that are not loops. GAT
+  // adds the scalar att_edge[h] . ze[e, h] to its score, GATv2 ze[e, h]
+  // inside the nonlinearity.
   int64_t nnzAll = a.colIdx->numElements();
-  std::vector<double> edgeTerm, loopTerm;
+  std::vector<double> edgeProj, loopProj;
   if (a.edgeAttr) {
     int64_t dim = a.edgeAttr->shape()[1];
-    edgeTerm.assign(nnzAll * heads, 0.0);
+    edgeProj.assign(nnzAll * hc, 0.0);
     for (int64_t e = 0; e < nnzAll; ++e)
-      for (int64_t h = 0; h < heads; ++h)
-        for (int64_t c = 0; c < ch; ++c) {
-          double proj = 0;
-          for (int64_t d = 0; d < dim; ++d)
-            proj += a.weightEdge->getDouble((h * ch + c) * dim + d) *
-                    a.edgeAttr->getDouble(e * dim + d);
-          edgeTerm[e * heads + h] += a.attEdge->getDouble(h * ch + c) * proj;
-        }
-    // A self loop's: the mean over the node's in-edges that are not loops.
-    loopTerm.assign(n * heads, 0.0);
+      for (int64_t o = 0; o < hc; ++o)
+        for (int64_t d = 0; d < dim; ++d)
+          edgeProj[e * hc + o] += a.weightEdge->getDouble(o * dim + d) *
+                                  a.edgeAttr->getDouble(e * dim + d);
+    loopProj.assign(n * hc, 0.0);
     for (int64_t i = 0; i < n; ++i) {
       int64_t count = 0;
       for (int64_t e = a.rowPtr->getInt(i); e < a.rowPtr->getInt(i + 1); ++e) {
         if (a.colIdx->getInt(e) == i)
           continue;
         ++count;
-        for (int64_t h = 0; h < heads; ++h)
-          loopTerm[i * heads + h] += edgeTerm[e * heads + h];
+        for (int64_t o = 0; o < hc; ++o)
+          loopProj[i * hc + o] += edgeProj[e * hc + o];
       }
-      for (int64_t h = 0; h < heads && count; ++h)
-        loopTerm[i * heads + h] /= double(count);
+      for (int64_t o = 0; o < hc && count; ++o)
+        loopProj[i * hc + o] /= double(count);
     }
   }
+  // Edge id's projection, column o (CSR edges, then node id - nnz's loop).
+  auto edgeProjAt = [&](int64_t id, int64_t o) {
+    return id < nnzAll ? edgeProj[id * hc + o]
+                       : loopProj[(id - nnzAll) * hc + o];
+  };
 
   int64_t outDim = a.concat ? hc : ch, nnz = a.colIdx->numElements();
   std::vector<int64_t> sources, edgeIds;
@@ -321,14 +324,13 @@ void reference::gat(const GatArgs &a, HostTensor &out, HostTensor *alpha) {
         if (v2) {
           for (int64_t c = 0; c < ch; ++c)
             e += a.attSrc->getDouble(h * ch + c) *
-                 leaky(zd[i * hc + h * ch + c] + z[j * hc + h * ch + c]);
+                 leaky(zd[i * hc + h * ch + c] + z[j * hc + h * ch + c] +
+                       (a.edgeAttr ? edgeProjAt(edgeIds[k], h * ch + c) : 0.0));
         } else {
           double term = 0;
-          if (a.edgeAttr) {
-            int64_t id = edgeIds[k];
-            term = id < nnzAll ? edgeTerm[id * heads + h]
-                               : loopTerm[(id - nnzAll) * heads + h];
-          }
+          for (int64_t c = 0; a.edgeAttr && c < ch; ++c)
+            term += a.attEdge->getDouble(h * ch + c) *
+                    edgeProjAt(edgeIds[k], h * ch + c);
           e = leaky(aDst[i * heads + h] + aSrc[j * heads + h] + term);
         }
         logits.push_back(e);

@@ -96,8 +96,8 @@ struct GatArgs {
                    *biasDst = nullptr;
   const HostTensor *xDst = nullptr;
   bool v2 = false;
-  /// PyG's edge_dim (GATConv): per-CSR-edge attributes (nnz x D), their
-  /// projection (H*C x D) and attention (H x C); self loops take the mean
+  /// PyG's edge_dim: per-CSR-edge attributes (nnz x D), their projection
+  /// (H*C x D) and (GATConv) attention (H x C); self loops take the mean
   /// of their node's incoming attributes.
   const HostTensor *edgeAttr = nullptr, *weightEdge = nullptr,
                    *attEdge = nullptr;

@@ -30,7 +30,8 @@ struct GatLayer {
   bool concat, selfLoops;
   double slope;
   Type elemType;
-  /// attn.gat's edge(...) operands (PyG's edge_dim), null when absent.
+  /// The edge(...) operands (PyG's edge_dim), null when absent; attn.gatv2
+  /// has no attEdge (its edge projection joins the nonlinearity's sum).
   Value edgeAttr, weightEdge, attEdge;
   /// A bipartite layer's destination features, null otherwise.
   Value xDst;

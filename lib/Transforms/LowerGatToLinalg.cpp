@@ -163,7 +163,12 @@ GatLayer GatLayer::of(GatOp op) {
   return layer;
 }
 
-GatLayer GatLayer::of(GatV2Op op) { return gatLayerOf(op, op.getAtt()); }
+GatLayer GatLayer::of(GatV2Op op) {
+  GatLayer layer = gatLayerOf(op, op.getAtt());
+  layer.edgeAttr = op.getEdgeAttr();
+  layer.weightEdge = op.getWeightEdge();
+  return layer;
+}
 
 Value mlir::attn::buildLeakyRelu(OpBuilder &b, Location loc, double slope,
                                  Value x) {

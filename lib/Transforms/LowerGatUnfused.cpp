@@ -195,33 +195,43 @@ private:
             arith::SelectOp::create(b, loc, valid, dst, zero), valid};
   }
 
-  /// PyG's edge_dim: each CSR edge's score term edgeTerm[e, h] =
+  /// PyG's edge_dim: each CSR edge's score term, edgeTerm[e, h] =
   /// edge_attr[e] . v[h] with v[h, d] = sum_c att_edge[h, c]
-  /// weight_edge[h*C + c, d], and each added self loop's, loopTerm[i, h], the
-  /// mean of edgeTerm over node i's incoming edges that are not self loops
-  /// (the term of the mean attribute, by linearity; 0 without any).
+  /// weight_edge[h*C + c, d] (attn.gat), or its projection edgeTerm[e, h*C +
+  /// c] = (edge_attr @ weight_edge^T)[e, h*C + c] that joins GATv2's sum
+  /// before the nonlinearity; and each added self loop's, loopTerm[i, :],
+  /// the mean of edgeTerm over node i's incoming edges that are not self
+  /// loops (the term of the mean attribute, by linearity; 0 without any).
   void buildEdgeTerms(OpBuilder &b, Location loc) {
     MLIRContext *ctx = b.getContext();
     int64_t dim = getShape(op.edgeAttr)[1];
-    Value w3 = buildExpand(b, loc, op.weightEdge, {heads, ch, dim},
-                           {{0, 1}, {2}});
-    // v[h, d]: dims (h, d, c).
-    Value v = buildContraction(b, loc, op.attEdge, dimsMap(ctx, 3, {0, 2}), w3,
-                               dimsMap(ctx, 3, {0, 2, 1}), {heads, dim},
-                               dimsMap(ctx, 3, {0, 1}));
-    // edgeTerm[e, h]: dims (e, h, d).
-    edgeTerm = buildContraction(b, loc, op.edgeAttr, dimsMap(ctx, 3, {0, 2}), v,
-                                dimsMap(ctx, 3, {1, 2}), {nnz, heads},
-                                dimsMap(ctx, 3, {0, 1}));
+    int64_t width = v2 ? heads * ch : heads;
+    if (v2) {
+      // edgeTerm[e, o]: dims (e, o, d).
+      edgeTerm = buildContraction(b, loc, op.edgeAttr, dimsMap(ctx, 3, {0, 2}),
+                                  op.weightEdge, dimsMap(ctx, 3, {1, 2}),
+                                  {nnz, width}, dimsMap(ctx, 3, {0, 1}));
+    } else {
+      Value w3 = buildExpand(b, loc, op.weightEdge, {heads, ch, dim},
+                             {{0, 1}, {2}});
+      // v[h, d]: dims (h, d, c).
+      Value v = buildContraction(b, loc, op.attEdge, dimsMap(ctx, 3, {0, 2}),
+                                 w3, dimsMap(ctx, 3, {0, 2, 1}), {heads, dim},
+                                 dimsMap(ctx, 3, {0, 1}));
+      // edgeTerm[e, h]: dims (e, h, d).
+      edgeTerm = buildContraction(b, loc, op.edgeAttr, dimsMap(ctx, 3, {0, 2}),
+                                  v, dimsMap(ctx, 3, {1, 2}), {nnz, heads},
+                                  dimsMap(ctx, 3, {0, 1}));
+    }
     if (!op.selfLoops)
       return;
     loopTerm = perNodeForall(
-        b, loc, {{heads}}, [&](OpBuilder &b, Location loc, Value i) {
+        b, loc, {{width}}, [&](OpBuilder &b, Location loc, Value i) {
           Value zero = buildFloatConstant(b, loc, f, 0.0);
           Value sum0 =
               linalg::FillOp::create(
                   b, loc, zero,
-                  ValueRange{tensor::EmptyOp::create(b, loc, {heads}, f)})
+                  ValueRange{tensor::EmptyOp::create(b, loc, {width}, f)})
                   .getResult(0);
           Value count0 = buildFloatConstant(b, loc, f, 0.0);
           auto [begin, end] = row(b, loc, i);
@@ -251,7 +261,7 @@ private:
               });
           Value count = loop.getResult(1);
           Value mean = buildElementwise(
-              b, loc, tensor::EmptyOp::create(b, loc, {heads}, f),
+              b, loc, tensor::EmptyOp::create(b, loc, {width}, f),
               ValueRange{loop.getResult(0)}, {id},
               [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
                 Value has = arith::CmpFOp::create(
@@ -264,7 +274,8 @@ private:
         })[0];
   }
 
-  /// Edge e's term of the edge attributes (buildEdgeTerms), head h.
+  /// Edge e's term of the edge attributes (buildEdgeTerms), column h (a
+  /// head; GATv2: h*C + c).
   Value edgeTermAt(OpBuilder &b, Location loc, Value e, Value h) {
     Value cNnz = buildIndexConstant(b, loc, nnz);
     Value zero = buildIndexConstant(b, loc, 0);
@@ -337,6 +348,16 @@ private:
                                             ValueRange{dst, h, c}),
                   tensor::ExtractOp::create(nb, nloc, proj.z3,
                                             ValueRange{src, h, c}));
+              if (edgeTerm) {
+                // The edge's projection, column h*C + c.
+                Value col = arith::AddIOp::create(
+                    nb, nloc,
+                    arith::MulIOp::create(nb, nloc, h,
+                                          buildIndexConstant(nb, nloc, ch)),
+                    c);
+                sum = arith::AddFOp::create(nb, nloc, sum,
+                                            edgeTermAt(nb, nloc, e, col));
+              }
               Value term = arith::MulFOp::create(
                   nb, nloc, a[0], buildLeakyRelu(nb, nloc, op.slope, sum));
               linalg::YieldOp::create(
@@ -390,12 +411,13 @@ private:
     return SmallVector<Value>(choice.getResults());
   }
 
-  /// Row e of an E' x H tensor as an H vector.
+  /// Row e of an E' x W tensor as a W vector.
   Value edgeRow(OpBuilder &b, Location loc, Value t, Value e) {
+    int64_t width = getShape(t)[1];
     return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({heads}, f), t,
+        b, loc, RankedTensorType::get({width}, f), t,
         ArrayRef<OpFoldResult>{e, b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(heads)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(width)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
   }
 
@@ -513,7 +535,8 @@ private:
   /// destination projection.
   GatProjections proj;
   Value zDst, destinations;
-  /// edge_dim: per-CSR-edge and per-self-loop score terms (E x H, N x H).
+  /// edge_dim: per-CSR-edge and per-self-loop score terms (E x H, N x H;
+  /// GATv2: E x H*C, N x H*C).
   Value edgeTerm, loopTerm;
 };
 

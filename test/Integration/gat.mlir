@@ -139,3 +139,22 @@ func.func @gatv2_bipartite(%x: tensor<20x6xf32>, %wl: tensor<12x6xf32>, %wr: ten
       : (tensor<20x6xf32>, tensor<12x6xf32>, tensor<12x5xf32>, tensor<3x4xf32>, tensor<9xi32>, tensor<30xi32>, tensor<12xf32>, tensor<12xf32>, tensor<8x5xf32>) -> (tensor<8x12xf32>, tensor<38x3xf32>)
   return %y, %alpha : tensor<8x12xf32>, tensor<38x3xf32>
 }
+
+// GATv2 with edge_dim: each edge's projection inside the nonlinearity, the
+// added self loops with their node's mean attribute; with alpha, and a
+// bipartite layer without self loops.
+// CHECK-LABEL: attn-run: @gatv2_edge_attributes
+// CHECK: CHECK PASSED
+func.func @gatv2_edge_attributes(%x: tensor<20x6xf32>, %wl: tensor<12x6xf32>, %wr: tensor<12x6xf32>, %att: tensor<3x4xf32>, %rp: tensor<21xi32>, %ci: tensor<50xi32>, %ea: tensor<50x5xf32>, %we: tensor<12x5xf32>) -> (tensor<20x12xf32>, tensor<70x3xf32>) {
+  %y, %alpha = attn.gatv2 %x, %wl, %wr, %att graph(%rp, %ci) edge(%ea, %we)
+      : (tensor<20x6xf32>, tensor<12x6xf32>, tensor<12x6xf32>, tensor<3x4xf32>, tensor<21xi32>, tensor<50xi32>, tensor<50x5xf32>, tensor<12x5xf32>) -> (tensor<20x12xf32>, tensor<70x3xf32>)
+  return %y, %alpha : tensor<20x12xf32>, tensor<70x3xf32>
+}
+
+// CHECK-LABEL: attn-run: @gatv2_edge_bipartite_no_self_loops
+// CHECK: CHECK PASSED
+func.func @gatv2_edge_bipartite_no_self_loops(%x: tensor<20x6xf32>, %wl: tensor<12x6xf32>, %wr: tensor<12x5xf32>, %att: tensor<3x4xf32>, %rp: tensor<9xi32>, %ci: tensor<30xi32>, %xd: tensor<8x5xf32>, %ea: tensor<30x2xf32>, %we: tensor<12x2xf32>) -> tensor<8x4xf32> {
+  %y = attn.gatv2 %x, %wl, %wr, %att graph(%rp, %ci) target(%xd) edge(%ea, %we) {combine = #attn.heads<mean>, add_self_loops = false}
+      : (tensor<20x6xf32>, tensor<12x6xf32>, tensor<12x5xf32>, tensor<3x4xf32>, tensor<9xi32>, tensor<30xi32>, tensor<8x5xf32>, tensor<30x2xf32>, tensor<12x2xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}

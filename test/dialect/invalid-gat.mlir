@@ -296,3 +296,41 @@ func.func @f(%x: tensor<6x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp:
       : (tensor<6x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x2xf16>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// attn.gatv2's edge(...): edge_attr and its projection lin_edge (H*C x D).
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %ea: tensor<4x5xf32>, %we: tensor<4x5xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gatv2' op expects weight_edge of shape H*C x D = 8x5, got 4x5}}
+  %y = attn.gatv2 %x, %w, %w, %a graph(%rp, %ci) edge(%ea, %we)
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// The generic form can give one of target's two operands: refused.
+func.func @f(%x: tensor<6x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<7xi32>, %ci: tensor<4xi32>, %xd: tensor<6x2xf32>) -> tensor<6x8xf32> {
+  // expected-error @+1 {{'attn.gat' op expects x_dst and weight_dst together}}
+  %y = "attn.gat"(%x, %w, %a, %a, %rp, %ci, %xd) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0>}
+      : (tensor<6x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi32>, tensor<4xi32>, tensor<6x2xf32>) -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<6x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<7xi32>, %ci: tensor<4xi32>) -> tensor<6x8xf32> {
+  // expected-error @+1 {{'attn.gat' op expects x_dst and weight_dst together}}
+  %y = "attn.gat"(%x, %w, %a, %a, %rp, %ci, %w) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+      : (tensor<6x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<7xi32>, tensor<4xi32>, tensor<8x2xf32>) -> tensor<6x8xf32>
+  return %y : tensor<6x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x2xf32>, %w: tensor<8x2xf32>, %a: tensor<2x4xf32>, %rp: tensor<5xi32>, %ci: tensor<4xi32>, %ea: tensor<4x5xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.gatv2' op expects edge_attr and weight_edge together}}
+  %y = "attn.gatv2"(%x, %w, %w, %a, %rp, %ci, %ea) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0>}
+      : (tensor<4x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<2x4xf32>, tensor<5xi32>, tensor<4xi32>, tensor<4x5xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -157,11 +157,14 @@ func.func @gat_edge(%x: tensor<10x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf
 // CHECK-LABEL: func @gat_bipartite
 // CHECK: attn.gat %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} graph(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) target(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<10x3xf32>
 // CHECK: attn.gatv2 {{.*}} target(%{{[a-z0-9_]+}}) : (tensor<10x3xf32>
-func.func @gat_bipartite(%x: tensor<10x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<5xi64>, %ci: tensor<20xi64>, %xd: tensor<4x6xf32>, %wd: tensor<8x6xf32>) -> (tensor<4x8xf32>, tensor<24x2xf32>) {
+// CHECK: attn.gatv2 {{.*}} target(%{{[a-z0-9_]+}}) edge(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<10x3xf32>
+func.func @gat_bipartite(%x: tensor<10x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<5xi64>, %ci: tensor<20xi64>, %xd: tensor<4x6xf32>, %wd: tensor<8x6xf32>, %ea: tensor<20x2xf32>, %we: tensor<8x2xf32>) -> (tensor<4x8xf32>, tensor<24x2xf32>) {
   %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) target(%xd, %wd)
       : (tensor<10x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi64>, tensor<20xi64>, tensor<4x6xf32>, tensor<8x6xf32>) -> tensor<4x8xf32>
   %v, %alpha = attn.gatv2 %x, %w, %wd, %as graph(%rp, %ci) target(%xd)
       : (tensor<10x3xf32>, tensor<8x3xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<5xi64>, tensor<20xi64>, tensor<4x6xf32>) -> (tensor<4x8xf32>, tensor<24x2xf32>)
+  %e = attn.gatv2 %x, %w, %wd, %as graph(%rp, %ci) target(%xd) edge(%ea, %we)
+      : (tensor<10x3xf32>, tensor<8x3xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<5xi64>, tensor<20xi64>, tensor<4x6xf32>, tensor<20x2xf32>, tensor<8x2xf32>) -> tensor<4x8xf32>
   return %y, %alpha : tensor<4x8xf32>, tensor<24x2xf32>
 }
 

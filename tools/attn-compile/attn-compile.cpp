@@ -949,10 +949,11 @@ static void writeHeader(const Model &model, bool needsRunnerUtils,
         " * the results (last) are written by the call."
      << (model.extraOutputs().empty()
              ? ""
-             : "\n * attention_weights is attn.gat's alpha in CSR order: rows "
-               "0..nnz-1 the CSR's\n * edges (0 for a self loop the layer "
-               "drops), then one row per node's added\n * self loop "
-               "(attn-compile --run reorders it into PyG's edge order).")
+             : "\n * attention_weights is attn.gat's alpha in CSR order (the "
+               "CSR of the layer\n * that returns it): rows 0..nnz-1 the "
+               "CSR's edges (0 for a self loop the\n * layer drops), then one "
+               "row per added self loop (nodes 0, 1, ...;\n * attn-compile "
+               "--run reorders it into PyG's edge order).")
      << " Link the object with -lm"
      << (needsRunnerUtils ? "\n * and MLIR's C runner utilities (memrefCopy): "
                             "-L" ATTN_LLVM_LIB_DIR " -lmlir_c_runner_utils"
@@ -960,6 +961,15 @@ static void writeHeader(const Model &model, bool needsRunnerUtils,
      << (threads != 1 ? "\n * and the OpenMP runtime: -lomp" : "")
      << ". */\n"
         "#ifndef ATTN_MODEL_H\n#define ATTN_MODEL_H\n#include <stdint.h>\n\n";
+  // Input names as C identifiers (a mini-batch GAT's conv1.row_ptr:
+  // conv1_row_ptr).
+  auto identifier = [](llvm::StringRef name) {
+    std::string id = name.str();
+    for (char &c : id)
+      if (!llvm::isAlnum(c) && c != '_')
+        c = '_';
+    return id;
+  };
   std::set<std::string> done;
   for (const std::vector<TensorSpec> &args : argLists)
     for (const TensorSpec &t : args) {
@@ -982,7 +992,7 @@ static void writeHeader(const Model &model, bool needsRunnerUtils,
         continue;
       os << "/* " << (e ? entries[e].name + " " : "") << t.name << ": "
          << cType(t.dtype) << " " << t.shapeString() << " */\n";
-      std::string upper = prefix + llvm::StringRef(t.name).upper();
+      std::string upper = prefix + llvm::StringRef(identifier(t.name)).upper();
       os << "#define " << upper << "_RANK " << t.shape.size() << "\n";
       for (size_t d = 0; d < t.shape.size(); ++d)
         os << "#define " << upper << "_DIM" << d << " " << t.shape[d] << "\n";
@@ -994,7 +1004,7 @@ static void writeHeader(const Model &model, bool needsRunnerUtils,
     const std::vector<TensorSpec> &args = argLists[e];
     for (size_t i = 0; i < args.size(); ++i)
       os << (i ? ",\n" + std::string(head.size(), ' ') : std::string())
-         << descriptorName(args[i]) << " *" << args[i].name;
+         << descriptorName(args[i]) << " *" << identifier(args[i].name);
     os << ");\n";
   }
   os << "\n/* The packed weights: name, offset (floats), element count. "

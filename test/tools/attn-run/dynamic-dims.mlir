@@ -41,7 +41,19 @@
 // VERIFY: error: 'attn.sdpa' op expects
 // VERIFY: attn-run: error: @head_dim does not verify with its dynamic dimensions set from the inputs (see the error above)
 // RUN: not attn-run %s --all 2>&1 | FileCheck %s --check-prefix=ALL
-// ALL: attn-run: error: @causal has dynamic dimensions: run it alone (--entry causal) with --input files, whose shapes set them
+// ALL: attn-run: error: @calls_helper has dynamic dimensions: run it alone (--entry calls_helper) with --input files, whose shapes set them
+
+// A private helper before its only caller: with --entry causal both go
+// (the helper once its caller is gone), so neither is compiled.
+func.func private @helper(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
+
+func.func @calls_helper(%q: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %o = func.call @helper(%q) : (tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
 
 func.func @causal(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
   %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}

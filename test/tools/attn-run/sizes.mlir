@@ -21,6 +21,13 @@
 // RUN: FileCheck %s --check-prefix=MIXEDERR < %t/mixed.err
 // MIXED: CHECK PASSED
 // MIXEDERR: attn-run: error: {{.*}}mixed.mlir:5:17: argument #0 of @huge of type tensor<100000x100000x64xf32> needs 2.3 TiB
+// --check: the C++ reference's own temporaries (a GAT layer's two f64
+// projections here, 7.8 MiB) are checked too, before it runs.
+// RUN: attn-run %t/gat.mlir --memory-budget=4M | FileCheck %s --check-prefix=GATJIT
+// GATJIT: result 0: 1000x512xf32
+// RUN: not attn-run %t/gat.mlir --memory-budget=4M --check 2>&1 | FileCheck %s --check-prefix=GATREF
+// GATREF: attn-run: error: the C++ reference's temporaries for 'attn.gat' needs 7.8 MiB (8192000 bytes), more than the memory budget of 4.0 MiB
+// RUN: attn-run %t/gat.mlir --memory-budget=16M --check | FileCheck %s --check-prefix=FITS
 // RUN: not attn-run %t/sdpa.mlir --memory-budget=lots 2>&1 | FileCheck %s --check-prefix=BADSIZE
 // BADSIZE: attn-run: error: --memory-budget: invalid size 'lots': expected a positive number of bytes
 // RUN: not env ATTN_MEMORY_BUDGET=0 attn-run %t/sdpa.mlir 2>&1 | FileCheck %s --check-prefix=ZERO
@@ -51,4 +58,10 @@ func.func @huge(%q: tensor<100000x100000x64xf32>) -> tensor<100000x100000x64xf32
 func.func @f(%q: tensor<1x2x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>) -> tensor<1x2x64x32xf32> {
   %o = attn.sdpa %q, %k, %v : (tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>) -> tensor<1x2x64x32xf32>
   return %o : tensor<1x2x64x32xf32>
+}
+//--- gat.mlir
+func.func @f(%x: tensor<1000x1xf32>, %w: tensor<512x1xf32>, %as: tensor<8x64xf32>, %ad: tensor<8x64xf32>, %rp: tensor<1001xi32>, %ci: tensor<2000xi32>) -> tensor<1000x512xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci)
+      : (tensor<1000x1xf32>, tensor<512x1xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<1001xi32>, tensor<2000xi32>) -> tensor<1000x512xf32>
+  return %y : tensor<1000x512xf32>
 }
