@@ -321,7 +321,8 @@ private:
   }
 
   /// GATv2's scores: s[e, h] = sum_c att[h, c] LeakyReLU(zd[dst e, h, c] +
-  /// zs[src e, h, c]) (a reduction over c), then -inf for invalid edges.
+  /// zs[src e, h, c] (+ edgeTerm[e, h*C + c] with edge attributes)) (a
+  /// reduction over c), then -inf for invalid edges.
   Value buildScoresV2(OpBuilder &b, Location loc) {
     MLIRContext *ctx = b.getContext();
     Value zero = buildFloatConstant(b, loc, f, 0.0);
