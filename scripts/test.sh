@@ -20,8 +20,10 @@ lit_passed=$passed
 # The sanitizer build (CMake option ATTN_SANITIZE: the toolkit's code with
 # ASan + UBSan and libFuzzer's coverage) in build-asan/: the unit tests, and
 # the lit suites that run the toolkit's own code (dialect, passes,
-# pipelines, tools, JIT numerics) plus the model-loader and IR fuzzers
-# (test/fuzz/toolkit.test). allow_user_poisoning=0 is the one suppression
+# pipelines, tools, JIT numerics, every model kind against PyTorch) plus the
+# model-loader and IR fuzzers (test/fuzz/toolkit.test). Not there: the GPU
+# suite (its runtimes are built uninstrumented; the Vulkan driver is not
+# ours). allow_user_poisoning=0 is the one suppression
 # (CMakeLists.txt says why).
 asan="$ROOT/build-asan"
 if [[ -f "$asan/CMakeCache.txt" ]] && ! grep -q '^ATTN_SANITIZE:BOOL=ON' "$asan/CMakeCache.txt"; then
@@ -46,7 +48,7 @@ fi
 asan_status=0
 /usr/lib/llvm-22/bin/lit -sv "$asan/test/dialect" "$asan/test/Transforms" \
   "$asan/test/Pipelines" "$asan/test/tools" "$asan/test/Integration" \
-  "$asan/test/fuzz/toolkit.test" 2>&1 | tee "$asan_log" || asan_status=$?
+  "$asan/test/e2e" "$asan/test/fuzz/toolkit.test" 2>&1 | tee "$asan_log" || asan_status=$?
 asan_passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
 asan_failed=$(sed -n 's/^ *Failed *: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
 echo "sanitizer build (ASan + UBSan): ${asan_passed:-0} lit tests passed, ${asan_failed:-0} failed"
