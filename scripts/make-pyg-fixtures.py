@@ -62,6 +62,47 @@ out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
 path = os.path.join(out, "gat-attention")
 os.makedirs(path, exist_ok=True)
 
+
+def fixture_dir(name):
+    """A new fixture folder with gat-attention's graph."""
+    folder = os.path.join(out, name)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(path, "graph.txt")) as src, \
+            open(os.path.join(folder, "graph.txt"), "w") as dst:
+        dst.write(src.read())
+    return folder
+
+
+def perturb(net):
+    """Biases and attention vectors away from 0."""
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(0.3 * torch.randn(p.shape))
+    return net
+
+
+def save_model(folder, net, description, inputs, drop="-"):
+    """The weights (PyG's names, but those under `drop`: a shared module),
+    the inputs (name -> tensor) and model.json."""
+    save_file({k: v.contiguous() for k, v in net.state_dict().items()
+               if not k.startswith(drop)},
+              os.path.join(folder, "model.safetensors"))
+    for name, t in inputs.items():
+        np.save(os.path.join(folder, name + ".npy"), t.numpy())
+    with open(os.path.join(folder, "model.json"), "w") as f:
+        json.dump(description, f, indent=1)
+        f.write("\n")
+
+
+def save_results(folder, y, ei=None, alpha=None):
+    """What PyG computed: output.npy, and alpha.npy / edge_index.npy."""
+    np.save(os.path.join(folder, "output.npy"), y.numpy())
+    if alpha is not None:
+        np.save(os.path.join(folder, "alpha.npy"), alpha.numpy())
+        np.save(os.path.join(folder, "edge_index.npy"),
+                ei.numpy().astype(np.int64))
+
+
 edges = [(0, 1), (2, 1), (1, 3), (3, 0), (4, 2), (2, 1), (5, 5), (1, 4),
          (0, 5), (3, 2)]
 nodes = 7  # node 6 has no edges
@@ -117,11 +158,7 @@ class NetV2(torch.nn.Module):
         return self.conv2(x, edge_index, return_attention_weights=True)
 
 
-path2 = os.path.join(out, "gatv2-attention")
-os.makedirs(path2, exist_ok=True)
-with open(os.path.join(path, "graph.txt")) as src, \
-        open(os.path.join(path2, "graph.txt"), "w") as dst:
-    dst.write(src.read())
+path2 = fixture_dir("gatv2-attention")
 net2 = NetV2().eval()
 with torch.no_grad():
     for p in net2.parameters():
@@ -131,9 +168,7 @@ state = {k: v.contiguous() for k, v in net2.state_dict().items()
          if not k.startswith("conv2.lin_r.")}
 save_file(state, os.path.join(path2, "model.safetensors"))
 np.save(os.path.join(path2, "x.npy"), x.numpy())
-np.save(os.path.join(path2, "output.npy"), y2.numpy())
-np.save(os.path.join(path2, "alpha.npy"), alpha2.numpy())
-np.save(os.path.join(path2, "edge_index.npy"), ei2.numpy().astype(np.int64))
+save_results(path2, y2, ei2, alpha2)
 with open(os.path.join(path2, "model.json"), "w") as f:
     json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
                "negative_slope": 0.2,
@@ -145,11 +180,7 @@ with open(os.path.join(path2, "model.json"), "w") as f:
     f.write("\n")
 print(list(state.keys()))
 
-path3 = os.path.join(out, "gat-no-loops")
-os.makedirs(path3, exist_ok=True)
-with open(os.path.join(path, "graph.txt")) as src, \
-        open(os.path.join(path3, "graph.txt"), "w") as dst:
-    dst.write(src.read())
+path3 = fixture_dir("gat-no-loops")
 conv = GATConv(5, 3, heads=2, add_self_loops=False).eval()
 with torch.no_grad():
     for p in conv.parameters():
@@ -158,9 +189,7 @@ with torch.no_grad():
 save_file({"conv1." + k: v.contiguous() for k, v in conv.state_dict().items()},
           os.path.join(path3, "model.safetensors"))
 np.save(os.path.join(path3, "x.npy"), x.numpy())
-np.save(os.path.join(path3, "output.npy"), y3.numpy())
-np.save(os.path.join(path3, "alpha.npy"), alpha3.numpy())
-np.save(os.path.join(path3, "edge_index.npy"), ei3.numpy().astype(np.int64))
+save_results(path3, y3, ei3, alpha3)
 with open(os.path.join(path3, "model.json"), "w") as f:
     json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
                "add_self_loops": False,
@@ -171,10 +200,10 @@ with open(os.path.join(path3, "model.json"), "w") as f:
 
 
 class NetEdge(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, conv=GATConv):
         super().__init__()
-        self.conv1 = GATConv(5, 4, heads=2, edge_dim=3)
-        self.conv2 = GATConv(8, 3, heads=2, edge_dim=3, concat=False)
+        self.conv1 = conv(5, 4, heads=2, edge_dim=3)
+        self.conv2 = conv(8, 3, heads=2, edge_dim=3, concat=False)
 
     def forward(self, x, edge_index, edge_attr):
         x = F.elu(self.conv1(x, edge_index, edge_attr))
@@ -182,31 +211,19 @@ class NetEdge(torch.nn.Module):
                           return_attention_weights=True)
 
 
-path4 = os.path.join(out, "gat-edge-attr")
-os.makedirs(path4, exist_ok=True)
-with open(os.path.join(path, "graph.txt")) as src, \
-        open(os.path.join(path4, "graph.txt"), "w") as dst:
-    dst.write(src.read())
+path4 = fixture_dir("gat-edge-attr")
 net4 = NetEdge().eval()
 edge_attr = torch.randn(len(edges), 3)
+perturb(net4)
 with torch.no_grad():
-    for p in net4.parameters():
-        p.add_(0.3 * torch.randn(p.shape))
     y4, (ei4, alpha4) = net4(x, edge_index, edge_attr)
-save_file({k: v.contiguous() for k, v in net4.state_dict().items()},
-          os.path.join(path4, "model.safetensors"))
-np.save(os.path.join(path4, "x.npy"), x.numpy())
-np.save(os.path.join(path4, "edge_attr.npy"), edge_attr.numpy())
-np.save(os.path.join(path4, "output.npy"), y4.numpy())
-np.save(os.path.join(path4, "alpha.npy"), alpha4.numpy())
-np.save(os.path.join(path4, "edge_index.npy"), ei4.numpy().astype(np.int64))
-with open(os.path.join(path4, "model.json"), "w") as f:
-    json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
-               "layers": [{"heads": 2, "channels": 4, "edge_dim": 3},
-                          {"heads": 2, "channels": 3, "edge_dim": 3,
-                           "concat": False,
-                           "return_attention_weights": True}]}, f, indent=1)
-    f.write("\n")
+save_model(path4, net4,
+           {"kind": "gat", "graph": "graph.txt", "in_features": 5,
+            "layers": [{"heads": 2, "channels": 4, "edge_dim": 3},
+                       {"heads": 2, "channels": 3, "edge_dim": 3,
+                        "concat": False, "return_attention_weights": True}]},
+           {"x": x, "edge_attr": edge_attr})
+save_results(path4, y4, ei4, alpha4)
 print(list(net4.state_dict().keys()))
 
 
@@ -249,18 +266,10 @@ for name, v2 in (("gat-minibatch", False), ("gatv2-minibatch", True)):
         with open(os.path.join(pathb, file), "w") as f:
             for s_, d_ in hop:
                 f.write(f"{s_} {d_}\n")
-    netb = NetBatch(v2).eval()
+    netb = perturb(NetBatch(v2).eval())
     with torch.no_grad():
-        for p in netb.parameters():
-            p.add_(0.3 * torch.randn(p.shape))
         yb, (eib, alphab) = netb(xb, adjs)
-    state = {k: v.contiguous() for k, v in netb.state_dict().items()
-             if not k.startswith("conv2.lin_r.")}
-    save_file(state, os.path.join(pathb, "model.safetensors"))
-    np.save(os.path.join(pathb, "x.npy"), xb.numpy())
-    np.save(os.path.join(pathb, "output.npy"), yb.numpy())
-    np.save(os.path.join(pathb, "alpha.npy"), alphab.numpy())
-    np.save(os.path.join(pathb, "edge_index.npy"), eib.numpy().astype(np.int64))
+    save_results(pathb, yb, eib, alphab)
     conv = {"conv": "GATv2Conv"} if v2 else {}
     first = dict(conv, heads=2, channels=4, graph="hop2.txt",
                  size=list(sizes[0]))
@@ -270,17 +279,12 @@ for name, v2 in (("gat-minibatch", False), ("gatv2-minibatch", True)):
                   size=list(sizes[1]), return_attention_weights=True)
     if v2:
         second["share_weights"] = True
-    with open(os.path.join(pathb, "model.json"), "w") as f:
-        json.dump({"kind": "gat", "in_features": 5,
-                   "layers": [first, second]}, f, indent=1)
-        f.write("\n")
-    print(name, list(state.keys()), yb.shape, alphab.shape)
+    save_model(pathb, netb, {"kind": "gat", "in_features": 5,
+                             "layers": [first, second]},
+               {"x": xb}, drop="conv2.lin_r.")
+    print(name, yb.shape, alphab.shape)
 
-path5 = os.path.join(out, "gat-separate-lins")
-os.makedirs(path5, exist_ok=True)
-with open(os.path.join(path, "graph.txt")) as src, \
-        open(os.path.join(path5, "graph.txt"), "w") as dst:
-    dst.write(src.read())
+path5 = fixture_dir("gat-separate-lins")
 conv5 = GATConv((5, 5), 3, heads=2).eval()
 with torch.no_grad():
     for p in conv5.parameters():
@@ -289,7 +293,7 @@ with torch.no_grad():
 save_file({"conv1." + k: v.contiguous() for k, v in conv5.state_dict().items()},
           os.path.join(path5, "model.safetensors"))
 np.save(os.path.join(path5, "x.npy"), x.numpy())
-np.save(os.path.join(path5, "output.npy"), y5.numpy())
+save_results(path5, y5)
 with open(os.path.join(path5, "model.json"), "w") as f:
     json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
                "layers": [{"heads": 2, "channels": 3, "in_channels": [5, 5]}]},
@@ -298,43 +302,19 @@ with open(os.path.join(path5, "model.json"), "w") as f:
 
 
 
-class NetEdgeV2(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = GATv2Conv(5, 4, heads=2, edge_dim=3)
-        self.conv2 = GATv2Conv(8, 3, heads=2, edge_dim=3, concat=False)
-
-    def forward(self, x, edge_index, edge_attr):
-        x = F.elu(self.conv1(x, edge_index, edge_attr))
-        return self.conv2(x, edge_index, edge_attr,
-                          return_attention_weights=True)
-
-
-path6 = os.path.join(out, "gatv2-edge-attr")
-os.makedirs(path6, exist_ok=True)
-with open(os.path.join(path, "graph.txt")) as src, \
-        open(os.path.join(path6, "graph.txt"), "w") as dst:
-    dst.write(src.read())
-net6 = NetEdgeV2().eval()
+path6 = fixture_dir("gatv2-edge-attr")
+net6 = perturb(NetEdge(GATv2Conv).eval())
 with torch.no_grad():
-    for p in net6.parameters():
-        p.add_(0.3 * torch.randn(p.shape))
     y6, (ei6, alpha6) = net6(x, edge_index, edge_attr)
-save_file({k: v.contiguous() for k, v in net6.state_dict().items()},
-          os.path.join(path6, "model.safetensors"))
-np.save(os.path.join(path6, "x.npy"), x.numpy())
-np.save(os.path.join(path6, "edge_attr.npy"), edge_attr.numpy())
-np.save(os.path.join(path6, "output.npy"), y6.numpy())
-np.save(os.path.join(path6, "alpha.npy"), alpha6.numpy())
-np.save(os.path.join(path6, "edge_index.npy"), ei6.numpy().astype(np.int64))
-with open(os.path.join(path6, "model.json"), "w") as f:
-    json.dump({"kind": "gat", "graph": "graph.txt", "in_features": 5,
-               "layers": [{"conv": "GATv2Conv", "heads": 2, "channels": 4,
-                           "edge_dim": 3},
-                          {"conv": "GATv2Conv", "heads": 2, "channels": 3,
-                           "edge_dim": 3, "concat": False,
-                           "return_attention_weights": True}]}, f, indent=1)
-    f.write("\n")
+save_model(path6, net6,
+           {"kind": "gat", "graph": "graph.txt", "in_features": 5,
+            "layers": [{"conv": "GATv2Conv", "heads": 2, "channels": 4,
+                        "edge_dim": 3},
+                       {"conv": "GATv2Conv", "heads": 2, "channels": 3,
+                        "edge_dim": 3, "concat": False,
+                        "return_attention_weights": True}]},
+           {"x": x, "edge_attr": edge_attr})
+save_results(path6, y6, ei6, alpha6)
 print(list(net6.state_dict().keys()))
 
 with open(os.path.join(out, "versions.txt"), "w") as f:
