@@ -188,14 +188,17 @@ public:
             e.src >= l.numSrc ? 0 : 1,
             (long long)(e.src >= l.numSrc ? l.numSrc : l.numDst));
     }
-    // About 64 bytes per node, as the graph readers count.
+    // The CSR over the file's ids and the destinations (not over the
+    // sources `size` claims: x's rows, checked as an input), cut to the
+    // destinations' rows (the rows past them are empty). About 64 bytes
+    // per node, as the graph readers count.
+    int64_t nodes = std::max(edges->numNodes, l.numDst);
     if (llvm::Error err = checkBudget(
-            static_cast<uint64_t>(l.numSrc + 1) * 64,
-            "size " + llvm::Twine(l.numSrc) + " (about 64 bytes per node)"))
+            static_cast<uint64_t>(nodes + 1) * 64,
+            "the CSR of " + llvm::Twine(nodes) +
+                " nodes (about 64 bytes per node)"))
       return err;
-    // The CSR over all sources, cut to the destinations' rows (the rows
-    // past them are empty).
-    edges->numNodes = l.numSrc;
+    edges->numNodes = nodes;
     l.graph = buildInEdgeCsr(*edges);
     l.graph.rowPtr.resize(l.numDst + 1);
     l.graph.numNodes = l.numDst;
