@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/IrNesting.h"
 #include "lib/Models/Model.h"
 #include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Jit.h"
@@ -83,6 +84,11 @@ int fuzzIr(const uint8_t *data, size_t size) {
   ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
   // MLIR's lexer reads up to a terminating NUL (as a file's buffer has).
   std::string text(reinterpret_cast<const char *>(data), size);
+  // As attn-opt and attn-run: nesting past the parser's stack is refused.
+  if (llvm::Error err = checkIrNesting(text, "input")) {
+    llvm::consumeError(std::move(err));
+    return 0;
+  }
   ParserConfig config(&ctx);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
   if (!module)

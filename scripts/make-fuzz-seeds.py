@@ -114,6 +114,11 @@ write("ir", "gat", b"""func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %a
   return %y : tensor<6x8xf32>
 }
 """)
+# Brackets nested past MLIR's parser stack (attn-opt segfaulted): refused
+# before parsing by checkIrNesting.
+write("ir", "regression-deep-nesting",
+      b"func.func @f() attributes {a = " + b"[" * 5000 + b"]" * 5000 +
+      b"} { return }\n")
 # Bipartite layers (target(...)): sources x, destinations x_dst.
 write("ir", "gat-bipartite", b"""func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<5xi64>, %ci: tensor<10xi64>, %xd: tensor<4x5xf32>, %wd: tensor<8x5xf32>, %ea: tensor<10x5xf32>) -> (tensor<4x8xf32>, tensor<14x2xf32>) {
   %y, %a = attn.gat %x, %w, %as, %ad graph(%rp, %ci) target(%xd, %wd) : (tensor<6x3xf32>, tensor<8x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5xi64>, tensor<10xi64>, tensor<4x5xf32>, tensor<8x5xf32>) -> (tensor<4x8xf32>, tensor<14x2xf32>)

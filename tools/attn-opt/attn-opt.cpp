@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnDialect.h"
+#include "dialect/IrNesting.h"
 #include "lib/Pipelines/Pipelines.h"
 #include "lib/Transforms/Passes.h"
 #include "test/lib/TestPasses.h"
@@ -19,9 +20,12 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -90,6 +94,37 @@ int main(int argc, char **argv) {
   registry.insert<mlir::attn::AttnDialect>();
 
   std::string overview = buildOverview();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, overview, registry));
+  auto [inputFilename, outputFilename] =
+      mlir::registerAndParseCLIOptions(argc, argv, overview, registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  // Listings read no input: mlir-opt's own handling.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+  // The input is read once (stdin too) and its nesting bounded before
+  // MLIR's recursive parser sees it.
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFilename, &error);
+  if (!file) {
+    llvm::errs() << "attn-opt: error: " << error << "\n";
+    return 1;
+  }
+  if (llvm::Error err =
+          mlir::attn::checkIrNesting(file->getBuffer(), inputFilename)) {
+    llvm::errs() << "attn-opt: error: " << llvm::toString(std::move(err))
+                 << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "attn-opt: error: " << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(file), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/IrNesting.h"
 #include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Evaluate.h"
 #include "lib/Runtime/GpuDevice.h"
@@ -419,6 +420,8 @@ int main(int argc, char **argv) {
   auto file = openInputFile(inputFile, &errorMessage);
   if (!file)
     return fail(errorMessage);
+  if (llvm::Error err = checkIrNesting(file->getBuffer(), inputFile))
+    return fail(std::move(err));
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, context.get());

@@ -1,0 +1,73 @@
+//===- IrNesting.h - bound the nesting of MLIR text before parsing -*- C++ -*-===//
+//
+// MLIR's parser recurses once per nested attribute, type or region: a few
+// thousand `[` in a 30 KB file overflow its stack (a segfault, not an
+// error). The tools that parse user IR (attn-opt, attn-run, the IR fuzzer)
+// first scan the text and refuse nesting deeper than any real module has.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_IRNESTING_H
+#define ATTN_DIALECT_IRNESTING_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace mlir::attn {
+
+/// The most brackets (`(`, `[`, `{`, `<`) MLIR text may nest: far beyond
+/// real IR (a module's regions, a dense literal's rank, a type's nesting are
+/// tens), far below what overflows the parser's stack (thousands; fewer
+/// under the sanitizers).
+constexpr int64_t kMaxIrNesting = 512;
+
+/// One error naming `name`:LINE:COLUMN of the first bracket past
+/// `maxDepth`, or success. String literals and `//` comments are skipped;
+/// the `>` of `->` closes nothing.
+inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
+                                  int64_t maxDepth = kMaxIrNesting) {
+  int64_t depth = 0;
+  unsigned line = 1;
+  size_t lineStart = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+      lineStart = i + 1;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i + 1 < text.size() && text[i + 1] != '\n')
+        ++i;
+      continue;
+    }
+    if (c == '"') {
+      // To the closing quote (a backslash escapes the next character), or
+      // before the end of the line.
+      while (i + 1 < text.size() && text[i + 1] != '"' && text[i + 1] != '\n')
+        i += text[i + 1] == '\\' && i + 2 < text.size() && text[i + 2] != '\n'
+                 ? 2
+                 : 1;
+      if (i + 1 < text.size() && text[i + 1] == '"')
+        ++i;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > maxDepth)
+        return llvm::createStringError(
+            "%s:%u:%zu: brackets nested deeper than %lld (MLIR's parser would "
+            "overflow its stack): refused before parsing",
+            name.str().c_str(), line, i - lineStart + 1, (long long)maxDepth);
+    } else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && !(i > 0 && text[i - 1] == '-'))) {
+      depth = depth > 0 ? depth - 1 : 0;
+    }
+  }
+  return llvm::Error::success();
+}
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_IRNESTING_H
