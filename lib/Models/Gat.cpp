@@ -36,6 +36,17 @@ using namespace mlir::attn::graph;
 
 namespace {
 
+/// A graph file named by the description: relative to the description's
+/// folder unless absolute.
+std::string besideDescription(SpecReader &spec, llvm::StringRef file) {
+  llvm::SmallString<256> path(file);
+  if (llvm::sys::path::is_relative(path)) {
+    path = llvm::sys::path::parent_path(spec.getSource().path);
+    llvm::sys::path::append(path, file);
+  }
+  return std::string(path);
+}
+
 struct GatLayer {
   int64_t heads = 1, channels = 1;
   bool concat = true, bias = true;
@@ -168,11 +179,7 @@ public:
   EdgeList layerEdges;
   llvm::Error readLayerGraph(SpecReader &spec, const std::string &file,
                              GatLayer &l) {
-    llvm::SmallString<256> path(file);
-    if (llvm::sys::path::is_relative(path)) {
-      path = llvm::sys::path::parent_path(spec.getSource().path);
-      llvm::sys::path::append(path, file);
-    }
+    std::string path = besideDescription(spec, file);
     llvm::Expected<EdgeList> edges = readGraph(path);
     if (!edges)
       return edges.takeError();
@@ -694,13 +701,7 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
       m->declare();
     return m;
   }
-  // The graph file is relative to the description.
-  llvm::SmallString<256> path(graphPath);
-  if (llvm::sys::path::is_relative(path)) {
-    path = llvm::sys::path::parent_path(spec.getSource().path);
-    llvm::sys::path::append(path, graphPath);
-  }
-  llvm::Expected<EdgeList> edges = readGraph(path);
+  llvm::Expected<EdgeList> edges = readGraph(besideDescription(spec, graphPath));
   if (!edges) {
     spec.fail("graph", llvm::toString(edges.takeError()));
     return m;
