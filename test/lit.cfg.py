@@ -76,6 +76,10 @@ if os.path.exists(os.path.join(config.attn_obj_root, "bin", "attn-fuzz-json")):
 # The model-loader and IR harnesses exist in the sanitizer build only.
 if os.path.exists(os.path.join(config.attn_obj_root, "bin", "attn-fuzz-model")):
     config.available_features.add("toolkit-fuzzers")
+# The sanitizer build: ASan's allocator reports a failed allocation itself
+# (tests of what the tools do then are for the plain build).
+if getattr(config, "attn_sanitize", "OFF").upper() in ("ON", "TRUE", "1", "YES"):
+    config.available_features.add("sanitizers")
 # ASan's and UBSan's settings reach the tools of the sanitizer build.
 for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
     if name in os.environ:

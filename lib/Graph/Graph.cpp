@@ -70,6 +70,10 @@ public:
     return llvm::Error::success();
   }
   int line() const { return lineNo; }
+  /// Whether the file starts with `prefix`.
+  bool startsWith(StringRef prefix) const {
+    return buffer->getBuffer().starts_with(prefix);
+  }
 
 private:
   LineReader(StringRef path, std::unique_ptr<llvm::MemoryBuffer> buffer)
@@ -101,10 +105,35 @@ bool isComment(StringRef line) {
 
 } // namespace
 
-Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
+/// The error for the first id of edge `src -> dst` past `bounds`, or
+/// success.
+static llvm::Error checkBounds(const LineReader &reader, int64_t src,
+                               int64_t dst,
+                               const mlir::attn::graph::GraphBounds &bounds) {
+  auto past = [&](StringRef role, int64_t id, int64_t bound,
+                  const std::string &name) {
+    return reader.error("edge " + llvm::Twine(src) + " -> " +
+                        llvm::Twine(dst) + ": the " + role + " " +
+                        llvm::Twine(id) + " is not below " + name + " = " +
+                        llvm::Twine(bound));
+  };
+  if (bounds.nodes >= 0 && src >= bounds.nodes)
+    return past("source", src, bounds.nodes, bounds.nodesName);
+  if (bounds.destinations >= 0 && dst >= bounds.destinations)
+    return past("destination", dst, bounds.destinations,
+                bounds.destinationsName);
+  if (bounds.nodes >= 0 && dst >= bounds.nodes)
+    return past("destination", dst, bounds.nodes, bounds.nodesName);
+  return llvm::Error::success();
+}
+
+Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path,
+                                                   const GraphBounds &bounds) {
   auto reader = LineReader::open(path);
   if (!reader)
     return reader.takeError();
+  if (reader->startsWith("%%MatrixMarket"))
+    return readMatrixMarket(path, bounds);
   EdgeList graph;
   int largestLine = 0;
   // SNAP's header "# Nodes: N Edges: M" declares the node count, so nodes
@@ -124,6 +153,11 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
           return reader->error("expected '# Nodes: N' with a node count N >= "
                                "0, got '" +
                                line.trim() + "'");
+        if (bounds.nodes >= 0 && n > bounds.nodes)
+          return reader->error("'# Nodes: " + llvm::Twine(n) +
+                               "' declares more nodes than " +
+                               bounds.nodesName + " = " +
+                               llvm::Twine(bounds.nodes));
         if (declared >= 0 && n != declared)
           return reader->error("'# Nodes: " + llvm::Twine(n) +
                                "' contradicts the earlier '# Nodes: " +
@@ -143,6 +177,8 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
                            line.trim() + "'");
     if (src < 0 || dst < 0)
       return reader->error("node ids must be >= 0, got '" + line.trim() + "'");
+    if (llvm::Error err = checkBounds(*reader, src, dst, bounds))
+      return std::move(err);
     // Ids index rows: the largest decides the node count (largest + 1, so
     // INT64_MAX itself is no id) and its line is where a claim too large
     // for the memory budget is reported.
@@ -167,7 +203,8 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path) {
   return graph;
 }
 
-Expected<EdgeList> mlir::attn::graph::readMatrixMarket(StringRef path) {
+Expected<EdgeList>
+mlir::attn::graph::readMatrixMarket(StringRef path, const GraphBounds &bounds) {
   auto reader = LineReader::open(path);
   if (!reader)
     return reader.takeError();
@@ -211,6 +248,10 @@ Expected<EdgeList> mlir::attn::graph::readMatrixMarket(StringRef path) {
   if (rows == std::numeric_limits<int64_t>::max())
     return reader->error("the size line claims " + llvm::Twine(rows) +
                          " nodes (at most 2^63 - 2)");
+  if (bounds.nodes >= 0 && rows > bounds.nodes)
+    return reader->error("the size line claims " + llvm::Twine(rows) +
+                         " nodes, more than " + bounds.nodesName + " = " +
+                         llvm::Twine(bounds.nodes));
   if (llvm::Error err =
           reader->checkNodes(reader->line(), rows, "the size line"))
     return std::move(err);
@@ -248,6 +289,11 @@ Expected<EdgeList> mlir::attn::graph::readMatrixMarket(StringRef path) {
     if (++seen > entries)
       return reader->error("more entries than the " + llvm::Twine(entries) +
                            " the size line announced");
+    if (llvm::Error err = checkBounds(*reader, r - 1, c - 1, bounds))
+      return std::move(err);
+    if (symmetric && r != c)
+      if (llvm::Error err = checkBounds(*reader, c - 1, r - 1, bounds))
+        return std::move(err);
     graph.edges.push_back({r - 1, c - 1});
     if (symmetric && r != c)
       graph.edges.push_back({c - 1, r - 1});
@@ -258,8 +304,10 @@ Expected<EdgeList> mlir::attn::graph::readMatrixMarket(StringRef path) {
   return graph;
 }
 
-Expected<EdgeList> mlir::attn::graph::readGraph(StringRef path) {
-  return path.ends_with(".mtx") ? readMatrixMarket(path) : readEdgeList(path);
+Expected<EdgeList> mlir::attn::graph::readGraph(StringRef path,
+                                                const GraphBounds &bounds) {
+  return path.ends_with(".mtx") ? readMatrixMarket(path, bounds)
+                                : readEdgeList(path, bounds);
 }
 
 Csr mlir::attn::graph::buildInEdgeCsr(const EdgeList &graph,

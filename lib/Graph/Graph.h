@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace mlir::attn::graph {
@@ -28,22 +29,38 @@ struct EdgeList {
   std::vector<Edge> edges;
 };
 
+/// Bounds a reader checks while it reads, naming the line of the first id
+/// or header past them (before any size the file claims is allocated): a
+/// bipartite layer's sources (every id) and destinations.
+struct GraphBounds {
+  /// Ids and declared node counts must be below (at most) `nodes`; -1: any.
+  int64_t nodes = -1;
+  /// Destinations must be below `destinations`; -1: any.
+  int64_t destinations = -1;
+  /// How the errors name the two bounds, e.g. `size[0]` and `size[1]`.
+  std::string nodesName = "the node count", destinationsName = "the node count";
+};
+
 /// Reads a SNAP-style edge list: one "src dst" pair of non-negative integer
 /// ids per line, '#' or '%' comments, blank lines ignored. The node count is
 /// the largest id + 1, or more when SNAP's header comment declares more
 /// (`# Nodes: N Edges: M`: nodes without edges after the largest id are
 /// kept; N is a count, and sparsely numbered SNAP graphs have ids past it).
-/// Errors name the file and line.
-llvm::Expected<EdgeList> readEdgeList(llvm::StringRef path);
+/// Errors name the file and line. A file whose first line is a Matrix
+/// Market header is read as one.
+llvm::Expected<EdgeList> readEdgeList(llvm::StringRef path,
+                                      const GraphBounds &bounds = {});
 
 /// Reads a Matrix Market coordinate file (`pattern`, `real` or `integer`,
 /// `general` or `symmetric`); entry (r, c) is the edge r -> c (1-based ids),
 /// symmetric files give both directions. Errors name the file and line.
-llvm::Expected<EdgeList> readMatrixMarket(llvm::StringRef path);
+llvm::Expected<EdgeList> readMatrixMarket(llvm::StringRef path,
+                                          const GraphBounds &bounds = {});
 
-/// Reads either format, by extension: .mtx is Matrix Market, anything else an
-/// edge list.
-llvm::Expected<EdgeList> readGraph(llvm::StringRef path);
+/// Reads either format: .mtx files and files starting with a
+/// `%%MatrixMarket` header are Matrix Market, anything else an edge list.
+llvm::Expected<EdgeList> readGraph(llvm::StringRef path,
+                                   const GraphBounds &bounds = {});
 
 /// In-edges per destination: the sources of node i are
 /// colIdx[rowPtr[i] .. rowPtr[i+1]), in ascending order (duplicates kept).

@@ -180,21 +180,16 @@ public:
   llvm::Error readLayerGraph(SpecReader &spec, const std::string &file,
                              GatLayer &l) {
     std::string path = besideDescription(spec, file);
-    llvm::Expected<EdgeList> edges = readGraph(path);
+    // Every id below size[0] (the sources), destinations below size[1],
+    // checked at the file's line before a size it claims is allocated.
+    GraphBounds bounds;
+    bounds.nodes = l.numSrc;
+    bounds.destinations = l.numDst;
+    bounds.nodesName = "size[0]";
+    bounds.destinationsName = "size[1]";
+    llvm::Expected<EdgeList> edges = readGraph(path, bounds);
     if (!edges)
       return edges.takeError();
-    for (size_t k = 0; k < edges->edges.size(); ++k) {
-      const Edge &e = edges->edges[k];
-      if (e.src >= l.numSrc || e.dst >= l.numDst)
-        return llvm::createStringError(
-            "%s: edge %zu (%lld -> %lld): the %s %lld is not below size[%d] = "
-            "%lld",
-            path.c_str(), k + 1, (long long)e.src, (long long)e.dst,
-            e.src >= l.numSrc ? "source" : "destination",
-            (long long)(e.src >= l.numSrc ? e.src : e.dst),
-            e.src >= l.numSrc ? 0 : 1,
-            (long long)(e.src >= l.numSrc ? l.numSrc : l.numDst));
-    }
     // The CSR over the file's ids and the destinations (not over the
     // sources `size` claims: x's rows, checked as an input), cut to the
     // destinations' rows (the rows past them are empty). About 64 bytes
@@ -552,6 +547,8 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
       for (const llvm::json::Value &layer : *layers)
         if (const llvm::json::Object *obj = layer.getAsObject())
           m->miniBatch |= obj->get("graph") || obj->get("size");
+        else
+          m->miniBatch = true; // the layers' loop names the bad element
   std::string graphPath = m->miniBatch ? "" : spec.string("graph");
   bool symmetrize = spec.boolean("symmetrize", false);
   m->inFeatures = spec.integer("in_features");

@@ -3,6 +3,7 @@
 #include "lib/Runtime/Budget.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <atomic>
@@ -134,6 +135,32 @@ llvm::Error mlir::attn::configureMemoryBudget(StringRef option) {
     return llvm::Error::success();
   }
   return environmentBudget().takeError();
+}
+
+static const char *outOfMemoryTool = "attn";
+
+void mlir::attn::installOutOfMemoryError(const char *tool) {
+  outOfMemoryTool = tool;
+  // Called by LLVM's new-handler (installed by InitLLVM) and by LLVM's own
+  // allocation failures; it must not allocate, nor return.
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *, bool) {
+        char message[512];
+        int n = std::snprintf(
+            message, sizeof(message),
+            "%s: error: out of memory: an allocation failed although it fit "
+            "the memory budget of %.1f GiB (set above what this machine can "
+            "give? a lower --memory-budget or ATTN_MEMORY_BUDGET refuses "
+            "such sizes before allocating)\n",
+            outOfMemoryTool, double(memoryBudget()) / double(1ull << 30));
+        if (n > 0) {
+          ssize_t ignored = ::write(
+              2, message, std::min<size_t>(size_t(n), sizeof(message) - 1));
+          (void)ignored;
+        }
+        ::_exit(1);
+      },
+      nullptr);
 }
 
 std::string mlir::attn::formatBytes(uint64_t bytes) {

@@ -70,6 +70,12 @@ llvm::Expected<uint64_t> checkedTensorBytes(llvm::ArrayRef<int64_t> shape,
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path, bool isText);
 
+/// For tools: an allocation that fails (a size that fit the budget, but a
+/// budget set above what the machine can give) ends the process with one
+/// line "TOOL: error: out of memory ..." naming the budget, and exit status
+/// 1, instead of LLVM's abort. Call after llvm::InitLLVM.
+void installOutOfMemoryError(const char *tool);
+
 /// "[2, 3, 4]".
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
 

@@ -1309,6 +1309,7 @@ static int tuneModel(const Model &model, ModuleOp module,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::installOutOfMemoryError("attn-compile");
   initializeRuntime();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();

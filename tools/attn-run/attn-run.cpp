@@ -401,6 +401,7 @@ static int runFunction(JitModule &jit, func::FuncOp original) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::installOutOfMemoryError("attn-run");
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
