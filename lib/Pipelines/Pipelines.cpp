@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - named pipelines from attn IR to LLVM ---------------===//
 
 #include "lib/Pipelines/Pipelines.h"
+#include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -337,6 +338,10 @@ LogicalResult mlir::attn::checkGpuPipelineOptions(
     return errorHandler("attn-gpu-pipeline: block-k must be >= 0 (0: from "
                         "shared-memory), got " +
                         Twine(options.blockK));
+  if (options.target == "cuda")
+    if (llvm::Error err = checkNvptxChip(options.chip))
+      return errorHandler("attn-gpu-pipeline: chip: " +
+                          llvm::toString(std::move(err)));
   return success();
 }
 

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -281,4 +282,31 @@ const CpuTarget &mlir::attn::getCpuTarget(Operation *op) {
   }
   return *cache.try_emplace(key, std::make_unique<CpuTarget>(std::move(*t)))
               .first->second;
+}
+
+llvm::Error mlir::attn::checkNvptxChip(llvm::StringRef chip) {
+  initializeTargets();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return createStringError("this LLVM has no NVPTX backend: %s",
+                             error.c_str());
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  llvm::StringRef digits = chip;
+  unsigned number = 0;
+  bool known = info && info->isCPUStringValid(chip) &&
+               digits.consume_front("sm_") &&
+               !digits.take_while(llvm::isDigit).getAsInteger(10, number);
+  if (!known)
+    return createStringError("unknown NVIDIA chip '%s' (expected an "
+                             "architecture LLVM's NVPTX backend knows, as "
+                             "sm_80, sm_90a)",
+                             chip.str().c_str());
+  if (number < 70)
+    return createStringError("NVIDIA chip '%s' is older than sm_70, which "
+                             "the kernels need",
+                             chip.str().c_str());
+  return llvm::Error::success();
 }

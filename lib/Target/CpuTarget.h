@@ -104,6 +104,11 @@ void setCpuTarget(Operation *module, const CpuTarget &target);
 /// `op` and give the host.
 const CpuTarget &getCpuTarget(Operation *op);
 
+/// Succeeds when LLVM's NVPTX backend knows `chip` (`sm_80`, `sm_90a`) and
+/// it is at least sm_70 (the kernels' warp shuffles and barriers); else one
+/// error naming it (an unknown chip would abort LLVM's code generator).
+llvm::Error checkNvptxChip(llvm::StringRef chip);
+
 } // namespace mlir::attn
 
 #endif // ATTN_LIB_TARGET_CPUTARGET_H

@@ -36,6 +36,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -47,6 +48,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -108,7 +110,18 @@ static cl::opt<std::string> outputFile("output",
                                        cl::desc("Write the output as .npy"),
                                        cl::value_desc("FILE.npy"),
                                        cl::cat(category));
-enum class Emit { none, attn, linalg, llvm, llvmIR, obj, assembly, spirv, ptx };
+enum class Emit {
+  none,
+  attn,
+  linalg,
+  llvm,
+  llvmIR,
+  obj,
+  assembly,
+  spirv,
+  ptx,
+  cubin
+};
 static cl::opt<Emit> emit(
     "emit", cl::desc("Write a stage of the compilation to -o"),
     cl::values(clEnumValN(Emit::attn, "attn", "the model as attn/linalg IR"),
@@ -124,7 +137,11 @@ static cl::opt<Emit> emit(
                           "the attention kernels as SPIR-V binaries "
                           "(--target=vulkan)"),
                clEnumValN(Emit::ptx, "ptx",
-                          "the attention kernels as PTX (--target=cuda)")),
+                          "the attention kernels as PTX (--target=cuda)"),
+               clEnumValN(Emit::cubin, "cubin",
+                          "the attention kernels as CUDA binaries for "
+                          "--gpu-chip (--target=cuda; the CUDA toolkit's "
+                          "ptxas assembles the PTX)")),
     cl::init(Emit::none), cl::cat(category));
 static cl::opt<std::string> outFile("o", cl::desc("Output file of --emit"),
                                     cl::value_desc("FILE"), cl::init("-"),
@@ -893,8 +910,80 @@ static const char *cType(DType t) {
   return "void";
 }
 
-/// --emit=spirv|ptx: the object of every gpu.binary (SPIR-V words, or the
-/// PTX text) to -o, or with several kernels to FILE.NAME for each binary.
+/// The CUDA toolkit's ptxas for --emit=cubin: in $CUDA_HOME/bin, else
+/// /usr/local/cuda/bin (where the pipeline finds libdevice), else on PATH.
+static llvm::Expected<std::string> findPtxas() {
+  std::string toolkit = "/usr/local/cuda";
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    toolkit = home;
+  std::string inToolkit = toolkit + "/bin/ptxas";
+  if (llvm::sys::fs::can_execute(inToolkit))
+    return inToolkit;
+  if (llvm::ErrorOr<std::string> onPath = llvm::sys::findProgramByName("ptxas"))
+    return *onPath;
+  return llvm::createStringError(
+      "--emit=cubin needs the CUDA toolkit's ptxas: not in %s/bin "
+      "($CUDA_HOME, else /usr/local/cuda) nor on PATH",
+      toolkit.c_str());
+}
+
+/// findPtxas's answer, found before compiling.
+static std::string ptxasPath;
+
+/// Assembles `ptx` for `chip` with `ptxas` into the bytes of a cubin, or
+/// says what ptxas reported.
+static llvm::Expected<std::string> assemblePtx(const std::string &ptxas,
+                                               llvm::StringRef ptx,
+                                               llvm::StringRef chip,
+                                               llvm::StringRef kernel) {
+  llvm::SmallString<128> input, output, log;
+  for (auto [path, suffix] : {std::pair{&input, "ptx"}, {&output, "cubin"},
+                              {&log, "log"}})
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "attn-kernel", suffix, *path))
+      return llvm::createStringError("cannot create a temporary file: %s",
+                                     ec.message().c_str());
+  llvm::scope_exit cleanup([&] {
+    for (auto *path : {&input, &output, &log})
+      llvm::sys::fs::remove(*path);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(input, ec);
+    if (ec)
+      return llvm::createStringError("%s: %s", input.c_str(),
+                                     ec.message().c_str());
+    os << ptx;
+  }
+  std::string arch = ("-arch=" + chip).str();
+  llvm::SmallVector<llvm::StringRef> args{ptxas, arch, "-o", output, input};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                         /*SecondsToWait=*/0,
+                                         /*MemoryLimit=*/0, &error);
+  if (status != 0) {
+    std::string said;
+    if (auto buffer = llvm::MemoryBuffer::getFile(log))
+      said = (*buffer)->getBuffer().trim().str();
+    return llvm::createStringError(
+        "ptxas -arch=%s failed on kernel %s (%s): %s", chip.str().c_str(),
+        kernel.str().c_str(),
+        error.empty() ? ("exit status " + std::to_string(status)).c_str()
+                      : error.c_str(),
+        said.c_str());
+  }
+  auto cubin = llvm::MemoryBuffer::getFile(output, /*IsText=*/false);
+  if (!cubin)
+    return llvm::createStringError("%s: %s", output.c_str(),
+                                   cubin.getError().message().c_str());
+  return (*cubin)->getBuffer().str();
+}
+
+/// --emit=spirv|ptx|cubin: the object of every gpu.binary (SPIR-V words, the
+/// PTX text, or the cubin ptxas makes of it) to -o, or with several kernels
+/// to FILE.NAME for each binary.
 static int emitGpuObjects(ModuleOp module) {
   SmallVector<std::pair<std::string, std::string>> objects;
   for (auto binary : module.getOps<gpu::BinaryOp>())
@@ -908,6 +997,13 @@ static int emitGpuObjects(ModuleOp module) {
     return fail("the model has " + llvm::Twine(objects.size()) +
                 " kernels: give -o FILE (each goes to FILE.NAME)");
   for (auto &[name, bytes] : objects) {
+    if (emit == Emit::cubin) {
+      llvm::Expected<std::string> cubin =
+          assemblePtx(ptxasPath, bytes, gpuDevice->chip, name);
+      if (!cubin)
+        return fail(cubin.takeError());
+      bytes = std::move(*cubin);
+    }
     std::string path =
         objects.size() == 1 ? std::string(outFile) : outFile + "." + name;
     std::string error;
@@ -1403,22 +1499,32 @@ int main(int argc, char **argv) {
       gpuDevice->subgroupSize = static_cast<int>(gpuSubgroupSize);
     if (!gpuChip.empty())
       gpuDevice->chip = gpuChip;
+    if (gpuTarget == "cuda")
+      if (llvm::Error err = checkNvptxChip(gpuDevice->chip))
+        return fail("--gpu-chip: " + llvm::toString(std::move(err)));
   }
   if (gpuTarget != "cpu" &&
       (emit == Emit::obj || emit == Emit::assembly || emit == Emit::llvmIR))
     return fail("--emit=obj|asm|llvm-ir with --target=" + gpuTarget +
                 ": the host code calls the mgpu* GPU runtime, which an AOT "
-                "caller cannot link yet; use --emit=spirv|ptx for the "
+                "caller cannot link yet; use --emit=spirv|ptx|cubin for the "
                 "kernels, or --run");
   if (gpuTarget == "cuda" && gpuSubgroupSize > 0 && gpuSubgroupSize != 32)
     return fail("--gpu-subgroup-size must be 32 for --target=cuda (a query "
                 "row per warp), got " +
                 llvm::Twine(gpuSubgroupSize));
   if ((emit == Emit::spirv && gpuTarget != "vulkan") ||
-      (emit == Emit::ptx && gpuTarget != "cuda"))
-    return fail(std::string("--emit=") + (emit == Emit::spirv
-                                              ? "spirv needs --target=vulkan"
-                                              : "ptx needs --target=cuda"));
+      ((emit == Emit::ptx || emit == Emit::cubin) && gpuTarget != "cuda"))
+    return fail(std::string("--emit=") +
+                (emit == Emit::spirv  ? "spirv needs --target=vulkan"
+                 : emit == Emit::ptx ? "ptx needs --target=cuda"
+                                      : "cubin needs --target=cuda"));
+  if (emit == Emit::cubin) {
+    llvm::Expected<std::string> found = findPtxas();
+    if (!found)
+      return fail(found.takeError());
+    ptxasPath = *found;
+  }
   llvm::Expected<CpuTarget> target =
       CpuTarget::get(targetTriple, targetCpu, targetFeatures);
   if (!target)
@@ -1514,7 +1620,7 @@ int main(int argc, char **argv) {
   if (emit != Emit::attn &&
       failed(runPipeline(*module, pipelineText(emit == Emit::linalg))))
     return fail("lowering failed (see the diagnostics above)");
-  if (emit == Emit::spirv || emit == Emit::ptx)
+  if (emit == Emit::spirv || emit == Emit::ptx || emit == Emit::cubin)
     return emitGpuObjects(*module);
   if (emit == Emit::attn || emit == Emit::linalg || emit == Emit::llvm) {
     std::string error;
