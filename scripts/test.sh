@@ -21,22 +21,27 @@ lit_passed=$passed
 # ASan + UBSan and libFuzzer's coverage) in build-asan/: the unit tests, and
 # the lit suites that run the toolkit's own code (dialect, passes,
 # pipelines, tools, JIT numerics, every model kind against PyTorch) plus the
-# model-loader and IR fuzzers (test/fuzz/toolkit.test). Not there: the GPU
-# suite (its runtimes are built uninstrumented; the Vulkan driver is not
-# ours). allow_user_poisoning=0 is the one suppression
-# (CMakeLists.txt says why).
+# model-loader and IR fuzzers (test/fuzz/toolkit.test), and the GPU suite
+# (the Vulkan and CUDA runtimes instrumented; lavapipe, Mesa's driver, is
+# not). Two suppressions: allow_user_poisoning=0 (CMakeLists.txt says why)
+# and scripts/lsan.supp (two small allocations lavapipe never frees).
 asan="$ROOT/build-asan"
 if [[ -f "$asan/CMakeCache.txt" ]] && ! grep -q '^ATTN_SANITIZE:BOOL=ON' "$asan/CMakeCache.txt"; then
   cmake "$asan" -DATTN_SANITIZE=ON >/dev/null # a stale, uninstrumented tree
 fi
 export ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=1
+export LSAN_OPTIONS="suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0"
+gpu_runtimes=attn_cuda_runtime
+if [[ -f "$ROOT/build/lib/libattn_vulkan_runtime.so" ]]; then
+  gpu_runtimes+=" attn_vulkan_runtime"
+fi
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 asan_log="$(mktemp)"
 trap 'rm -f "$log" "$asan_log"' EXIT
 if ATTN_BUILD_DIR="$asan" \
    ATTN_CMAKE_ARGS="-DATTN_SANITIZE=ON -DATTN_FUZZERS=OFF" \
    bash "$ROOT/scripts/build.sh" attn-unittests attn-opt attn-run attn-compile \
-     attn-fuzz-model attn-fuzz-ir &&
+     attn-fuzz-model attn-fuzz-ir $gpu_runtimes &&
    "$asan/test/unit/attn-unittests" --gtest_brief=1; then
   echo "sanitizer build (ASan + UBSan): unit tests passed"
   passed=$((passed + 1))
@@ -48,7 +53,7 @@ fi
 asan_status=0
 /usr/lib/llvm-22/bin/lit -sv "$asan/test/dialect" "$asan/test/Transforms" \
   "$asan/test/Pipelines" "$asan/test/tools" "$asan/test/Integration" \
-  "$asan/test/e2e" "$asan/test/fuzz/toolkit.test" 2>&1 | tee "$asan_log" || asan_status=$?
+  "$asan/test/e2e" "$asan/test/GPU" "$asan/test/fuzz/toolkit.test" 2>&1 | tee "$asan_log" || asan_status=$?
 asan_passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
 asan_failed=$(sed -n 's/^ *Failed *: *\([0-9]*\).*/\1/p' "$asan_log" | tail -1)
 echo "sanitizer build (ASan + UBSan): ${asan_passed:-0} lit tests passed, ${asan_failed:-0} failed"
