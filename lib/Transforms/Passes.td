@@ -123,7 +123,10 @@ def AttnSdpaToGpu : Pass<"attn-sdpa-to-gpu"> {
     the online-softmax step (running max, rescaled sum and accumulator) is
     taken by every lane on the subgroup-uniform score. The key tiles visited
     are the key span of the workgroup's rows from the mask kind's definition
-    (`dialect/MaskKinds.h`); masks, padding, alignment, bias, relative bias,
+    (`dialect/MaskKinds.h`), less the tiles a `mask_mod` region leaves
+    empty for all of them (its tile classes, `MaskModTiles`: the interval
+    analysis the CPU tiling uses; the skip is the workgroup's, so the
+    barriers stay in uniform control flow); masks, padding, alignment, bias, relative bias,
     Shaw keys, ALiBi and the `score_mod` / `mask_mod` regions come from the
     one score emitter every lowering shares (`SdpaScoreEmitter`), tensors
     it reads are read from their buffers. f16 operands are read as f32 and

@@ -13,6 +13,7 @@
 #include "dialect/AttnOps.h"
 #include "dialect/MaskKinds.h"
 #include "lib/Transforms/LinalgBuilders.h"
+#include "lib/Transforms/MaskModTiles.h"
 #include "lib/Transforms/Passes.h"
 #include "lib/Transforms/SdpaScore.h"
 
@@ -125,7 +126,8 @@ public:
 private:
   Value toBuffer(OpBuilder &b, Value tensor);
   void buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf, Value kBuf,
-                   Value vBuf, Value oBuf, Value lseBuf, Value kSh, Value vSh);
+                   Value vBuf, Value oBuf, Value lseBuf, Value kSh, Value vSh,
+                   const MaskModTiles *maskTiles);
   /// i1: key `j` is in row `i` of the CSR (each lane scans every S-th
   /// entry of the row; the subgroup combines them). Duplicates are harmless.
   Value graphAllowed(OpBuilder &b, Value i, Value j);
@@ -215,6 +217,12 @@ LogicalResult Lowering::run() {
 
   Ix ix{b, loc};
   int64_t rows = opts.rows;
+  // A mask_mod region's tile classes (its min / max tables built here,
+  // read by the kernel as buffers): the workgroup's key tiles the region
+  // leaves empty are skipped, as on the CPU.
+  std::optional<MaskModTiles> maskTiles;
+  if (emitter.hasMaskMod())
+    maskTiles.emplace(b, loc, op, rows, bk);
   Value gridX = ix.c((sz.lq + rows - 1) / rows);
   auto f32 = b.getF32Type();
   auto space = b.getI64IntegerAttr(kWorkgroupSpace);
@@ -241,7 +249,8 @@ LogicalResult Lowering::run() {
       kSh = memref::AllocOp::create(b, loc, kShType);
       vSh = memref::AllocOp::create(b, loc, vShType);
     }
-    buildKernel(b, launch, qBuf, kBuf, vBuf, oBuf, lseBuf, kSh, vSh);
+    buildKernel(b, launch, qBuf, kBuf, vBuf, oBuf, lseBuf, kSh, vSh,
+                maskTiles ? &*maskTiles : nullptr);
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -352,7 +361,8 @@ Value Lowering::graphAllowed(OpBuilder &b, Value i, Value j) {
 
 void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
                            Value kBuf, Value vBuf, Value oBuf, Value lseBuf,
-                           Value kSh, Value vSh) {
+                           Value kSh, Value vSh,
+                           const MaskModTiles *maskTiles) {
   Location loc = op.getLoc();
   Ix ix{b, loc};
   auto f32 = b.getF32Type();
@@ -405,6 +415,25 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
     b.setInsertionPointToStart(keyTiles.getBody());
     Value kt = keyTiles.getInductionVar();
     Value j0 = ix.mul(kt, ix.c(bk));
+    // A tile the mask_mod region leaves empty for every row of the
+    // workgroup is skipped (the condition is the workgroup's: the barriers
+    // inside stay in uniform control flow).
+    scf::IfOp visit;
+    if (maskTiles) {
+      auto [full, empty] = maskTiles->classify(b, loc, batch, h, iLo, j0);
+      (void)full;
+      visit = scf::IfOp::create(
+          b, loc, keyTiles.getResultTypes(),
+          arith::XOrIOp::create(b, loc, empty,
+                                arith::ConstantIntOp::create(b, loc, 1, 1)),
+          /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&visit.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange(keyTiles.getRegionIterArgs()));
+    }
+    OpBuilder::InsertionGuard visitGuard(b);
+    if (visit)
+      b.setInsertionPointToStart(&visit.getThenRegion().front());
     // Stage K and V rows j0 .. j0 + bk (clamped: rows past Lk are masked).
     gpu::BarrierOp::create(b, loc);
     auto stage = [&](Value src, Value dst, int64_t width) {
@@ -479,6 +508,10 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
       scf::YieldOp::create(b, loc, next);
     }
     scf::YieldOp::create(b, loc, keys.getResults());
+    if (visit) {
+      b.setInsertionPointAfter(visit);
+      scf::YieldOp::create(b, loc, visit.getResults());
+    }
   }
 
   // o = acc / l (0 where no key was allowed); lse = m + log l (-inf).

@@ -76,3 +76,29 @@ func.func @padding_documents(%q: tensor<2x2x40x16xf32>, %k: tensor<2x2x40x16xf32
     }
   return %o, %l : tensor<2x2x40x16xf32>, tensor<2x2x40xf32>
 }
+
+// -----
+
+// A mask_mod region's tile classes (the same interval analysis as the CPU
+// tiling): a key tile the region leaves empty for every row of the
+// workgroup is skipped, barriers and all, the state passing through.
+// CHECK-LABEL: func @causal_region
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: %[[VISIT:.+]] = arith.xori
+// CHECK: scf.if %[[VISIT]]
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: gpu.subgroup_reduce add
+// CHECK: } else {
+// CHECK-NEXT: scf.yield
+// CHECK: gpu.terminator
+func.func @causal_region(%q: tensor<1x1x128x16xf32>, %k: tensor<1x1x128x16xf32>, %v: tensor<1x1x128x16xf32>) -> tensor<1x1x128x16xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x1x128x16xf32>, tensor<1x1x128x16xf32>, tensor<1x1x128x16xf32>) -> tensor<1x1x128x16xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %le = arith.cmpi ule, %j, %i : index
+      attn.yield %le : i1
+    }
+  return %o : tensor<1x1x128x16xf32>
+}
