@@ -17,6 +17,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir::attn {
 
@@ -30,9 +31,52 @@ constexpr int64_t kMaxIrNesting = 512;
 /// has 2 467; 4 096 digits parse in well under a second.
 constexpr int64_t kMaxIrDigits = 4096;
 
+/// The widest integer type (`iN`, `siN`, `uiN`) MLIR text may name: MLIR
+/// allows 2^24 - 1 bits, where every constant and operation is an APInt of
+/// that width (three 4 096-digit constants of i16777215 took 17 s); no
+/// attention model needs more than 64.
+constexpr int64_t kMaxIrIntegerBits = 1024;
+
+namespace detail {
+inline bool isIdentifierChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '.' ||
+         c == '%' || c == '@' || c == '#' || c == '^' || c == '!';
+}
+/// The width N of an integer type `iN` / `siN` / `uiN` whose digits start
+/// at `digits` in `text` (the `i` at `digits - 1`), or -1 when the letters
+/// are part of an identifier. Shapes (`4xi64`, `?xi8`, `[4]xi1`) count.
+inline int64_t integerTypeWidth(llvm::StringRef text, size_t digits) {
+  size_t start = digits - 1; // the 'i'
+  if (start > 0 && (text[start - 1] == 's' || text[start - 1] == 'u'))
+    --start;
+  if (start > 0 && isIdentifierChar(text[start - 1])) {
+    char before = text[start - 1];
+    char twoBefore = start > 1 ? text[start - 2] : ' ';
+    bool shape = before == 'x' &&
+                 ((twoBefore >= '0' && twoBefore <= '9') ||
+                  twoBefore == '?' || twoBefore == ']');
+    if (!shape)
+      return -1;
+  }
+  size_t end = digits;
+  while (end < text.size() && text[end] >= '0' && text[end] <= '9')
+    ++end;
+  if (end < text.size() && isIdentifierChar(text[end]))
+    return -1;
+  llvm::StringRef number = text.slice(digits, end);
+  int64_t width;
+  if (number.size() > 18)
+    return INT64_MAX;
+  if (number.getAsInteger(10, width))
+    return -1;
+  return width;
+}
+} // namespace detail
+
 /// One error naming `name`:LINE:COLUMN of the first bracket past
-/// `maxDepth` or the first run of more than `kMaxIrDigits` decimal digits,
-/// or success. String literals and `//` comments are skipped; the `>` of
+/// `maxDepth`, the first run of more than `kMaxIrDigits` decimal digits or
+/// the first integer type wider than `kMaxIrIntegerBits`, or success. String literals and `//` comments are skipped; the `>` of
 /// `->` closes nothing.
 inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
                                   int64_t maxDepth = kMaxIrNesting) {
@@ -60,6 +104,22 @@ inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
                  : 1;
       if (i + 1 < text.size() && text[i + 1] == '"')
         ++i;
+      continue;
+    }
+    if (c == 'i' && i + 1 < text.size() && text[i + 1] >= '1' &&
+        text[i + 1] <= '9') {
+      int64_t width = detail::integerTypeWidth(text, i + 1);
+      if (width > kMaxIrIntegerBits)
+        return llvm::createStringError(
+            "%s:%u:%zu: an integer type of %s bits (at most %lld: MLIR "
+            "computes with every value of it at that width): refused before "
+            "parsing",
+            name.str().c_str(), line,
+            i - lineStart + 1 -
+                (i > lineStart && (text[i - 1] == 's' || text[i - 1] == 'u')),
+            width == INT64_MAX ? "more than 10^18"
+                               : std::to_string(width).c_str(),
+            (long long)kMaxIrIntegerBits);
       continue;
     }
     if (c >= '0' && c <= '9') {

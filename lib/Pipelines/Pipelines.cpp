@@ -2,6 +2,7 @@
 
 #include "lib/Pipelines/Pipelines.h"
 #include "lib/Target/CpuTarget.h"
+#include "lib/Transforms/OptionBounds.h"
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -290,24 +291,28 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
 LogicalResult mlir::attn::checkCpuPipelineOptions(
     const CpuPipelineOptions &options,
     function_ref<LogicalResult(const Twine &)> errorHandler) {
-  auto atLeast = [&](StringRef name, int64_t value, int64_t min,
-                     StringRef meaning) -> LogicalResult {
-    if (value >= min)
+  auto inRange = [&](StringRef name, int64_t value, int64_t min,
+                     int64_t max, StringRef meaning) -> LogicalResult {
+    if (value >= min && value <= max)
       return success();
-    return errorHandler("attn-cpu-pipeline: " + name + " must be >= " +
-                        Twine(min) + meaning + ", got " + Twine(value));
+    return errorHandler("attn-cpu-pipeline: " + name + " must be in [" +
+                        Twine(min) + ", " + Twine(max) + "]" + meaning +
+                        ", got " + Twine(value));
   };
-  if (failed(atLeast("threads", options.threads, 0,
+  if (failed(inRange("threads", options.threads, 0, kMaxThreads,
                      " (0: the OpenMP runtime's choice)")) ||
-      failed(atLeast("block-q", options.blockQ, 0, " (0: from the target)")) ||
-      failed(atLeast("block-k", options.blockK, 0, " (0: from the target)")) ||
-      failed(atLeast("register-rows", options.registerRows, 0,
+      failed(inRange("block-q", options.blockQ, 0, kMaxTileRows,
                      " (0: from the target)")) ||
-      failed(atLeast("register-cols", options.registerCols, 0,
+      failed(inRange("block-k", options.blockK, 0, kMaxTileRows,
                      " (0: from the target)")) ||
-      failed(atLeast("vector-width", options.vectorWidth, 0,
+      failed(inRange("register-rows", options.registerRows, 0,
+                     kMaxRegisterRows, " (0: from the target)")) ||
+      failed(inRange("register-cols", options.registerCols, 0,
+                     kMaxRegisterCols, " (0: from the target)")) ||
+      failed(inRange("vector-width", options.vectorWidth, 0, kMaxVectorWidth,
                      " (0: from the target)")) ||
-      failed(atLeast("gat-edge-block", options.gatEdgeBlock, 1, "")))
+      failed(inRange("gat-edge-block", options.gatEdgeBlock, 1, kMaxEdgeBlock,
+                     "")))
     return failure();
   if (!(options.graphEdgeDensity >= 0.0 && options.graphEdgeDensity <= 1.0))
     return errorHandler("attn-cpu-pipeline: graph-edge-density must be in "
@@ -323,20 +328,22 @@ LogicalResult mlir::attn::checkGpuPipelineOptions(
   if (options.target != "vulkan" && options.target != "cuda")
     return errorHandler("attn-gpu-pipeline: target must be vulkan or cuda, "
                         "got '" + options.target + "'");
-  for (auto [name, value] :
-       {std::pair<StringRef, int64_t>{"subgroup-size", options.subgroupSize},
-        {"rows", options.rows},
-        {"shared-memory", options.sharedMemory}})
-    if (value < 1)
-      return errorHandler("attn-gpu-pipeline: " + name + " must be >= 1, got " +
-                          Twine(value));
+  for (auto [name, value, max] :
+       {std::tuple<StringRef, int64_t, int64_t>{
+            "subgroup-size", options.subgroupSize, kMaxSubgroupSize},
+        {"rows", options.rows, kMaxWorkgroupRows},
+        {"shared-memory", options.sharedMemory, kMaxSharedMemory}})
+    if (value < 1 || value > max)
+      return errorHandler("attn-gpu-pipeline: " + name + " must be in [1, " +
+                          Twine(max) + "], got " + Twine(value));
   if (options.target == "cuda" && options.subgroupSize != 32)
     return errorHandler("attn-gpu-pipeline: target=cuda runs one query row "
                         "per warp: subgroup-size must be 32, got " +
                         Twine(options.subgroupSize));
-  if (options.blockK < 0)
-    return errorHandler("attn-gpu-pipeline: block-k must be >= 0 (0: from "
-                        "shared-memory), got " +
+  if (options.blockK < 0 || options.blockK > kMaxTileRows)
+    return errorHandler("attn-gpu-pipeline: block-k must be in [0, " +
+                        Twine(kMaxTileRows) +
+                        "] (0: from shared-memory), got " +
                         Twine(options.blockK));
   if (options.target == "cuda")
     if (llvm::Error err = checkNvptxChip(options.chip))

@@ -21,10 +21,9 @@ constexpr uint64_t kGiB = uint64_t(1) << 30;
 std::atomic<uint64_t> budgetOverride{0};
 } // namespace
 
-uint64_t mlir::attn::defaultMemoryBudget() {
-  // Half of what this process may have: the physical memory, or less when
-  // an address-space / data limit (ulimit -v, -d) or the cgroup's
-  // memory.max says so.
+uint64_t mlir::attn::processMemoryLimit() {
+  // The physical memory, or less when an address-space / data limit
+  // (ulimit -v, -d) or the cgroup's memory.max says so.
   uint64_t available = 8 * kGiB;
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   if (pages > 0 && pageSize > 0)
@@ -55,7 +54,26 @@ uint64_t mlir::attn::defaultMemoryBudget() {
     if (dir.empty() || !dir.contains('/'))
       break;
   }
-  return std::max<uint64_t>(available / 2, 64 << 20);
+  return std::max<uint64_t>(available, 128 << 20);
+}
+
+uint64_t mlir::attn::defaultMemoryBudget() {
+  return std::max<uint64_t>(processMemoryLimit() / 2, 64 << 20);
+}
+
+/// An error unless `bytes`, a budget from `source`, fits what the process
+/// may use (a budget above it would let claimed sizes through to the
+/// kernel's OOM killer).
+static llvm::Error checkBudgetLimit(uint64_t bytes, StringRef source) {
+  uint64_t limit = mlir::attn::processMemoryLimit();
+  if (bytes <= limit)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      std::errc::invalid_argument,
+      "%s: %s is more than this process may use, %s (the physical memory, "
+      "or less under ulimit -v / -d or a cgroup's memory.max)",
+      source.str().c_str(), mlir::attn::formatBytes(bytes).c_str(),
+      mlir::attn::formatBytes(limit).c_str());
 }
 
 llvm::Expected<uint64_t> mlir::attn::parseByteSize(StringRef text) {
@@ -131,10 +149,17 @@ llvm::Error mlir::attn::configureMemoryBudget(StringRef option) {
       return llvm::createStringError(
           std::errc::invalid_argument, "--memory-budget: %s",
           llvm::toString(parsed.takeError()).c_str());
+    if (llvm::Error err = checkBudgetLimit(*parsed, "--memory-budget"))
+      return err;
     setMemoryBudget(*parsed);
     return llvm::Error::success();
   }
-  return environmentBudget().takeError();
+  llvm::Expected<std::optional<uint64_t>> env = environmentBudget();
+  if (!env)
+    return env.takeError();
+  if (*env)
+    return checkBudgetLimit(**env, "ATTN_MEMORY_BUDGET");
+  return llvm::Error::success();
 }
 
 static const char *outOfMemoryTool = "attn";
@@ -149,9 +174,9 @@ void mlir::attn::installOutOfMemoryError(const char *tool) {
         int n = std::snprintf(
             message, sizeof(message),
             "%s: error: out of memory: an allocation failed although it fit "
-            "the memory budget of %.1f GiB (set above what this machine can "
-            "give? a lower --memory-budget or ATTN_MEMORY_BUDGET refuses "
-            "such sizes before allocating)\n",
+            "the memory budget of %.1f GiB (the rest of the process or other "
+            "processes hold the memory; a lower --memory-budget or "
+            "ATTN_MEMORY_BUDGET refuses such sizes before allocating)\n",
             outOfMemoryTool, double(memoryBudget()) / double(1ull << 30));
         if (n > 0) {
           ssize_t ignored = ::write(

@@ -25,8 +25,12 @@
 
 namespace mlir::attn {
 
-/// Half of the physical memory, of RLIMIT_AS / RLIMIT_DATA and of the
-/// cgroup's memory.max, whichever is least (at least 64 MiB).
+/// What this process may use: the physical memory, RLIMIT_AS /
+/// RLIMIT_DATA or the cgroup's memory.max, whichever is least (at least
+/// 128 MiB). A budget a tool is given may not exceed it.
+uint64_t processMemoryLimit();
+
+/// Half of processMemoryLimit() (at least 64 MiB).
 uint64_t defaultMemoryBudget();
 
 /// The budget in force (see the file comment); the environment and the
@@ -39,8 +43,8 @@ uint64_t memoryBudget();
 void setMemoryBudget(uint64_t bytes);
 
 /// For tools: applies `option` (a --memory-budget value; empty: none) or
-/// else checks ATTN_MEMORY_BUDGET. A malformed or zero size is an error
-/// naming its source.
+/// else checks ATTN_MEMORY_BUDGET. A malformed or zero size, or one above
+/// processMemoryLimit(), is an error naming its source.
 llvm::Error configureMemoryBudget(llvm::StringRef option);
 
 /// "4G", "512M", "64K", "1.5G", "123" (bytes); error text says what is
@@ -70,8 +74,8 @@ llvm::Expected<uint64_t> checkedTensorBytes(llvm::ArrayRef<int64_t> shape,
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path, bool isText);
 
-/// For tools: an allocation that fails (a size that fit the budget, but a
-/// budget set above what the machine can give) ends the process with one
+/// For tools: an allocation that fails (a size that fit the budget, but
+/// memory the rest of the process or other processes hold) ends it with one
 /// line "TOOL: error: out of memory ..." naming the budget, and exit status
 /// 1, instead of LLVM's abort. Call after llvm::InitLLVM.
 void installOutOfMemoryError(const char *tool);

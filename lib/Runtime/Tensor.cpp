@@ -130,7 +130,7 @@ HostTensor::HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape)
   size_t bytes = (numBytes() + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, bytes ? bytes : 64);
   if (!p)
-    llvm::report_fatal_error("out of memory allocating a host tensor");
+    llvm::report_bad_alloc_error("out of memory allocating a host tensor");
   std::memset(p, 0, bytes ? bytes : 64);
   storage.reset(p);
 }

@@ -1,6 +1,7 @@
 //===- GpuSpirv.cpp - glue between gpu kernels and SPIR-V modules ---------===//
 
 #include "lib/Transforms/Passes.h"
+#include "lib/Transforms/OptionBounds.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -142,9 +143,10 @@ struct AttnSubgroupReduceToShuffles
           AttnSubgroupReduceToShuffles> {
   using Base::Base;
   void runOnOperation() override {
-    if (subgroupSize < 1 || (subgroupSize & (subgroupSize - 1))) {
+    if (subgroupSize < 1 || subgroupSize > attn::kMaxSubgroupSize ||
+        (subgroupSize & (subgroupSize - 1))) {
       getOperation()->emitError("attn-subgroup-reduce-to-shuffles: "
-                                "subgroup-size must be a power of two, got ")
+                                "subgroup-size must be a power of two up to 128, got ")
           << static_cast<int64_t>(subgroupSize);
       return signalPassFailure();
     }

@@ -10,6 +10,7 @@
 #include "lib/Transforms/GatBuilders.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
+#include "lib/Transforms/OptionBounds.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -409,12 +410,9 @@ struct AttnLowerGat : attn::impl::AttnLowerGatBase<AttnLowerGat> {
   using AttnLowerGatBase::AttnLowerGatBase;
 
   void runOnOperation() override {
-    if (edgeBlock < 1) {
-      getOperation()->emitError()
-          << "attn-lower-gat: edge-block must be >= 1, got "
-          << static_cast<int64_t>(edgeBlock);
+    if (failed(checkOptionRange(getOperation(), "attn-lower-gat",
+                                "edge-block", edgeBlock, 1, kMaxEdgeBlock)))
       return signalPassFailure();
-    }
     if (failed(requireStaticShapes(
             getOperation(), [](Operation *op) { return isa<GatOp, GatV2Op>(op); },
             "cannot be lowered: attn-lower-gat needs static shapes")))

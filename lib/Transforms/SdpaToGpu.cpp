@@ -15,6 +15,7 @@
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/MaskModTiles.h"
 #include "lib/Transforms/Passes.h"
+#include "lib/Transforms/OptionBounds.h"
 #include "lib/Transforms/SdpaScore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,6 +29,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/Support/MathExtras.h"
 
 #include <limits>
 
@@ -190,14 +193,23 @@ LogicalResult Lowering::run() {
   sz = {qType.getDimSize(0), qType.getDimSize(1), kType.getDimSize(1),
         qType.getDimSize(2), kType.getDimSize(2), qType.getDimSize(3),
         vType.getDimSize(3)};
-  // K and V tiles in f32: 4 (E + Ev) bytes per key.
+  // K and V tiles in f32: 4 (E + Ev) bytes per key (checked: E and Ev may
+  // be near 2^62, and one key must fit).
+  if (sz.e > opts.sharedMemory / 4 || sz.ev > opts.sharedMemory / 4 ||
+      sz.e + sz.ev > opts.sharedMemory / 4)
+    return op.emitOpError("attn-sdpa-to-gpu: one key of K and V (E = ")
+           << sz.e << ", Ev = " << sz.ev
+           << ", 4 bytes each) does not fit shared-memory = "
+           << opts.sharedMemory << " bytes";
   int64_t perKey = 4 * (sz.e + sz.ev);
   bk = opts.blockK ? opts.blockK
                    : std::clamp<int64_t>(opts.sharedMemory / perKey, 1, 64);
   bk = std::min(bk, sz.lk);
-  if (bk * perKey > opts.sharedMemory)
+  if (bk > opts.sharedMemory / perKey)
     return op.emitOpError("attn-sdpa-to-gpu: block-k = ")
-           << bk << " needs " << bk * perKey
+           << bk << " needs "
+           << llvm::SaturatingMultiply(static_cast<uint64_t>(bk),
+                                       static_cast<uint64_t>(perKey))
            << " bytes of workgroup memory for K and V, over shared-memory = "
            << opts.sharedMemory;
 
@@ -581,6 +593,16 @@ struct AttnSdpaToGpu : attn::impl::AttnSdpaToGpuBase<AttnSdpaToGpu> {
     addLaunchFuncEffects(registry);
   }
   void runOnOperation() override {
+    Operation *root = getOperation();
+    if (failed(checkOptionRange(root, "attn-sdpa-to-gpu", "subgroup-size",
+                                subgroupSize, 1, kMaxSubgroupSize)) ||
+        failed(checkOptionRange(root, "attn-sdpa-to-gpu", "rows", rows, 1,
+                                kMaxWorkgroupRows)) ||
+        failed(checkOptionRange(root, "attn-sdpa-to-gpu", "block-k", blockK, 0,
+                                kMaxTileRows, " (0: from shared-memory)")) ||
+        failed(checkOptionRange(root, "attn-sdpa-to-gpu", "shared-memory",
+                                sharedMemory, 1, kMaxSharedMemory)))
+      return signalPassFailure();
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     AttnSdpaToGpuOptions options{
@@ -802,11 +824,12 @@ struct AttnGatToGpu : attn::impl::AttnGatToGpuBase<AttnGatToGpu> {
     addLaunchFuncEffects(registry);
   }
   void runOnOperation() override {
-    if (subgroupSize < 1 || rows < 1) {
-      getOperation()->emitError("attn-gat-to-gpu: subgroup-size and rows "
-                                "must be >= 1");
+    if (failed(checkOptionRange(getOperation(), "attn-gat-to-gpu",
+                                "subgroup-size", subgroupSize, 1,
+                                kMaxSubgroupSize)) ||
+        failed(checkOptionRange(getOperation(), "attn-gat-to-gpu", "rows",
+                                rows, 1, kMaxWorkgroupRows)))
       return signalPassFailure();
-    }
     SmallVector<GatOp> ops;
     // A layer that returns per-edge alpha, has edge attributes or is
     // bipartite stays on the CPU (the unfused lowering of

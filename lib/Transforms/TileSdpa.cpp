@@ -13,6 +13,7 @@
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/MaskModTiles.h"
 #include "lib/Transforms/Passes.h"
+#include "lib/Transforms/OptionBounds.h"
 #include "lib/Transforms/SdpaGraphEdges.h"
 #include "lib/Transforms/SdpaScore.h"
 
@@ -507,20 +508,15 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
   using AttnTileBase::AttnTileBase;
 
   void runOnOperation() override {
-    if (blockQ < 0 || blockK < 0) {
-      getOperation()->emitError()
-          << "attn-tile: block-q and block-k must be >= 1 (0: from the "
-             "target), got "
-          << static_cast<int64_t>(blockQ) << " and "
-          << static_cast<int64_t>(blockK);
+    Operation *module = getOperation();
+    if (failed(checkOptionRange(module, "attn-tile", "block-q", blockQ, 0,
+                                kMaxTileRows, " (0: from the target)")) ||
+        failed(checkOptionRange(module, "attn-tile", "block-k", blockK, 0,
+                                kMaxTileRows, " (0: from the target)")) ||
+        failed(checkOptionRange(module, "attn-tile", "edge-block", edgeBlock,
+                                0, kMaxEdgeBlock,
+                                " (0: the target's f32 lanes)")))
       return signalPassFailure();
-    }
-    if (edgeBlock < 0) {
-      getOperation()->emitError() << "attn-tile: edge-block must be >= 1 (0: "
-                                     "the target's f32 lanes), got "
-                                  << static_cast<int64_t>(edgeBlock);
-      return signalPassFailure();
-    }
     if (failed(requireStaticShapes(
             getOperation(), [](Operation *op) { return isa<SdpaOp>(op); },
             "cannot be tiled: attn-tile needs static shapes")))

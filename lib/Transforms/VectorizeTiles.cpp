@@ -10,6 +10,7 @@
 #include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/Passes.h"
+#include "lib/Transforms/OptionBounds.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -346,6 +347,19 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   }
 
   void runOnOperation() override {
+    Operation *root = getOperation();
+    if (failed(checkOptionRange(root, "attn-vectorize", "register-rows",
+                                registerRows, 0, kMaxRegisterRows,
+                                " (0: from the target)")) ||
+        failed(checkOptionRange(root, "attn-vectorize", "register-cols",
+                                registerCols, 0, kMaxRegisterCols,
+                                " (0: from the target)")) ||
+        failed(checkOptionRange(root, "attn-vectorize", "vector-width",
+                                vectorWidth, 0, kMaxVectorWidth,
+                                " (0: from the target)")) ||
+        failed(checkOptionRange(root, "attn-vectorize", "parallel-chunks",
+                                parallelChunks, 0, kMaxThreads)))
+      return signalPassFailure();
     target = &getCpuTarget(getOperation());
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {

@@ -1,4 +1,10 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-sdpa-to-gpu="subgroup-size=8"
+// Options out of range are one error each before anything is built (a
+// subgroup of 2^32 + 1 lanes was truncated to 1).
+// RUN: not attn-opt %s --split-input-file --attn-sdpa-to-gpu="subgroup-size=4294967297" 2>&1 | FileCheck %s --check-prefix=SUBGROUP
+// RUN: not attn-opt %s --split-input-file --attn-gat-to-gpu="rows=0" 2>&1 | FileCheck %s --check-prefix=ROWS
+// SUBGROUP: error: attn-sdpa-to-gpu: subgroup-size must be in [1, 128], got 4294967297
+// ROWS: error: attn-gat-to-gpu: rows must be in [1, 1024], got 0
 
 func.func @dynamic(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
   // expected-error @+1 {{attn-sdpa-to-gpu: dynamic shapes are not supported on the GPU path (operand of type 'tensor<1x2x?x16xf32>')}}

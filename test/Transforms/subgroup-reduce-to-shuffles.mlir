@@ -1,6 +1,6 @@
 // RUN: attn-opt %s --attn-subgroup-reduce-to-shuffles="subgroup-size=32" | FileCheck %s
 // RUN: not attn-opt %s --attn-subgroup-reduce-to-shuffles="subgroup-size=24" 2>&1 | FileCheck %s --check-prefix=POW2
-// POW2: error: attn-subgroup-reduce-to-shuffles: subgroup-size must be a power of two, got 24
+// POW2: error: attn-subgroup-reduce-to-shuffles: subgroup-size must be a power of two up to 128, got 24
 
 // An f32 subgroup sum and maximum over 32 lanes: five butterfly steps each
 // (xor 1, 2, 4, 8, 16), combined with addf / maxnumf.

@@ -1,4 +1,6 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="parallel-chunks=1" | FileCheck %s
+// RUN: not attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="register-rows=1000" 2>&1 | FileCheck %s --check-prefix=RANGE
+// RANGE: error: attn-vectorize: register-rows must be in [0, 32] (0: from the target), got 1000
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="register-rows=4 register-cols=16 vector-width=16 parallel-chunks=1" | FileCheck %s --check-prefix=SMALL
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize | FileCheck %s --check-prefix=SPLIT
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v3" --attn-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=AVX2

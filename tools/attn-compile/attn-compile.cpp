@@ -14,6 +14,7 @@
 #include "lib/Models/Model.h"
 #include "lib/Models/SpecReader.h"
 #include "lib/Runtime/Budget.h"
+#include "lib/Transforms/OptionBounds.h"
 #include "lib/Runtime/GpuDevice.h"
 #include "lib/Runtime/Jit.h"
 #include "lib/Runtime/Json.h"
@@ -1464,17 +1465,28 @@ int main(int argc, char **argv) {
     return fail("--pipeline must be attn-cpu-pipeline or "
                 "attn-reference-pipeline, got '" +
                 pipelineName + "'");
-  if (batch < 0 || blockQ < 0 || blockK < 0 || gatEdgeBlock < 1 || threads < 0)
-    return fail("--gat-edge-block must be positive and --batch, --block-q, "
-                "--block-k and --threads non-negative");
-  if (batch > SpecReader::kMaxInteger)
-    return fail("--batch must be at most " +
-                llvm::Twine(SpecReader::kMaxInteger) + ", got " +
-                llvm::Twine(batch));
-  if (seqLen < 0 || seqLen > SpecReader::kMaxInteger)
-    return fail("--seq-len must be in [1, " +
-                llvm::Twine(SpecReader::kMaxInteger) + "], got " +
-                llvm::Twine(seqLen));
+  // Each integer option's range (0 where it means "the default").
+  struct Range {
+    const char *name;
+    int64_t value, min, max;
+    const char *meaning;
+  };
+  for (const Range &r : std::initializer_list<Range>{
+           {"batch", batch, 0, SpecReader::kMaxInteger,
+            " (0: the description's)"},
+           {"seq-len", seqLen, 0, SpecReader::kMaxInteger,
+            " (0: the description's)"},
+           {"block-q", blockQ, 0, kMaxTileRows, " (0: from the target)"},
+           {"block-k", blockK, 0, kMaxTileRows, " (0: from the target)"},
+           {"gat-edge-block", gatEdgeBlock, 1, kMaxEdgeBlock, ""},
+           {"num-threads", threads, 0, kMaxThreads,
+            " (0: the OpenMP runtime's default)"},
+           {"gpu-subgroup-size", gpuSubgroupSize, 0, kMaxSubgroupSize,
+            " (0: the device's)"}})
+    if (r.value < r.min || r.value > r.max)
+      return fail("--" + llvm::Twine(r.name) + " must be in [" +
+                  llvm::Twine(r.min) + ", " + llvm::Twine(r.max) + "]" +
+                  r.meaning + ", got " + llvm::Twine(r.value));
   if (gpuTarget != "cpu") {
     if (gpuTarget != "vulkan" && gpuTarget != "cuda")
       return fail("--target must be cpu, vulkan or cuda, got '" + gpuTarget +
