@@ -287,9 +287,14 @@ static LogicalResult verifyMaskOptions(OpTy op, const AttentionDims &d) {
 
   if (std::optional<APFloat> scale = op.getScale()) {
     double s = scale->convertToDouble();
-    if (!std::isfinite(s) || s <= 0)
+    // The kernels compute in f32: a scale outside its normal range would
+    // be 0 or inf there (and not in the reference's doubles).
+    if (!std::isfinite(s) || s < std::numeric_limits<float>::min() ||
+        s > std::numeric_limits<float>::max())
       return op.emitOpError()
-             << "'scale' must be a finite positive number, got " << s;
+             << "'scale' must be a positive number in f32's normal range "
+                "[2^-126, 3.4e38] (the kernels compute in f32), got "
+             << s;
   }
 
   if (failed(expectElementType(o, d.elemType,
@@ -598,9 +603,12 @@ static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
   if (cast<RankedTensorType>(g.rowPtr.getType()).getElementType() !=
       cast<RankedTensorType>(g.colIdx.getType()).getElementType())
     return op->emitOpError("expects row_ptr and col_idx of one integer type");
-  if (!std::isfinite(g.slope))
-    return op->emitOpError() << "'negative_slope' must be finite, got "
-                             << g.slope;
+  if (!std::isfinite(g.slope) ||
+      std::abs(g.slope) > std::numeric_limits<float>::max())
+    return op->emitOpError()
+           << "'negative_slope' must be finite in f32 (|slope| <= 3.4e38: the "
+              "kernels compute in f32), got "
+           << g.slope;
   return success();
 }
 

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -553,6 +554,9 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
   bool symmetrize = spec.boolean("symmetrize", false);
   m->inFeatures = spec.integer("in_features");
   m->negativeSlope = spec.number("negative_slope", 0.2);
+  spec.check(std::abs(m->negativeSlope) <= std::numeric_limits<float>::max(),
+             "negative_slope",
+             "expected a slope in f32's range (|slope| <= 3.4e38)");
   m->selfLoops = spec.boolean("add_self_loops", true);
   bool rcm = spec.choice("reorder", {"none", "rcm"}, llvm::StringRef("none")) == "rcm";
   // The mini-batch form's layer graphs: the layer, its path, its file.
@@ -580,6 +584,10 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
       l.concat = layer.boolean("concat", true);
       l.bias = layer.boolean("bias", true);
       l.negativeSlope = layer.number("negative_slope", m->negativeSlope);
+      layer.check(std::abs(l.negativeSlope) <=
+                      std::numeric_limits<float>::max(),
+                  "negative_slope",
+                  "expected a slope in f32's range (|slope| <= 3.4e38)");
       l.v2 = layer.choice("conv", {"GATConv", "GATv2Conv"},
                           llvm::StringRef("GATConv")) == "GATv2Conv";
       if (l.v2)

@@ -115,8 +115,16 @@ func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %a
 // -----
 
 func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
-  // expected-error @+1 {{'negative_slope' must be finite, got INF}}
+  // expected-error @+1 {{'negative_slope' must be finite in f32 (|slope| <= 3.4e38: the kernels compute in f32), got INF}}
   %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) {negative_slope = 0x7FF0000000000000 : f64} : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<10x6xf32>, %w: tensor<8x6xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<11xi32>, %ci: tensor<30xi32>) {
+  // expected-error @+1 {{'negative_slope' must be finite in f32 (|slope| <= 3.4e38: the kernels compute in f32), got -1.000000e+300}}
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) {negative_slope = -1.0e300 : f64} : (tensor<10x6xf32>, tensor<8x6xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<11xi32>, tensor<30xi32>) -> tensor<10x8xf32>
   return
 }
 

@@ -292,8 +292,18 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x
 // -----
 
 func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
-  // expected-error @+1 {{'scale' must be a finite positive number, got 0}}
+  // expected-error @+1 {{'scale' must be a positive number in f32's normal range [2^-126, 3.4e38] (the kernels compute in f32), got 0}}
   %o = attn.sdpa %q, %k, %v {scale = 0.0 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+// Past f32's range the kernels' scale would be inf (all-zero output), the
+// reference's finite.
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) {
+  // expected-error @+1 {{'scale' must be a positive number in f32's normal range [2^-126, 3.4e38] (the kernels compute in f32), got 1.000000e+300}}
+  %o = attn.sdpa %q, %k, %v {scale = 1.0e300 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
   return
 }
 
