@@ -251,6 +251,28 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
                              [&] { return pm.run(module); }))
     return std::move(err);
   jit->times.lowering = secondsSince(t0);
+  // The pipeline must reach the LLVM dialect with the calling convention
+  // invoke() uses: results written through trailing out-params (a
+  // pipeline's out-params=false returned them, and the caller read zeros).
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      return createStringError(
+          "the pipeline '%s' leaves @%s as a func.func: attn-run calls what "
+          "attn-cpu-pipeline, attn-reference-pipeline or attn-gpu-pipeline "
+          "make of it (the LLVM dialect)",
+          options.pipeline.c_str(), func.getName().str().c_str());
+  for (auto &entry : jit->signatures) {
+    auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(entry.getKey());
+    if (!func)
+      continue;
+    if (entry.getValue().getNumResults() > 0 &&
+        !isa<LLVM::LLVMVoidType>(func.getFunctionType().getReturnType()))
+      return createStringError(
+          "the pipeline '%s' returns the results of @%s instead of writing "
+          "them through out-params (attn-run's calling convention): drop "
+          "out-params=false",
+          options.pipeline.c_str(), entry.getKey().str().c_str());
+  }
   // The JIT runs the code here: a target this machine cannot run (named by
   // --target-cpu / target_cpu) is an error, not a SIGILL.
   for (auto func : module.getOps<LLVM::LLVMFuncOp>())

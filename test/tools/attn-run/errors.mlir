@@ -16,6 +16,12 @@
 // DYNAMIC: attn-run: error: @dynamic argument 0 (tensor<1x1x?x4xf32>) has dynamic dimensions: give it with --input 0=FILE.npy (its shape sets them)
 // NOTATTN: attn-run: error: the C++ reference evaluates functions made of attn ops only; found 'tensor.empty'
 // PIPELINE: attn-run: error: invalid pass pipeline 'bogus-pass'
+// A pipeline that does not reach the LLVM dialect, or returns results
+// instead of writing the out-params attn-run passes (the caller read zeros).
+// RUN: not attn-run %t/main.mlir --entry ok --pipeline "canonicalize" 2>&1 | FileCheck %s --check-prefix=NOTLLVM
+// NOTLLVM: attn-run: error: the pipeline 'canonicalize' leaves @ok as a func.func: attn-run calls what attn-cpu-pipeline, attn-reference-pipeline or attn-gpu-pipeline make of it (the LLVM dialect)
+// RUN: not attn-run %t/main.mlir --entry ok --pipeline "attn-cpu-pipeline{out-params=false}" 2>&1 | FileCheck %s --check-prefix=OUTPARAMS
+// OUTPARAMS: attn-run: error: the pipeline 'attn-cpu-pipeline{out-params=false}' returns the results of @ok instead of writing them through out-params (attn-run's calling convention): drop out-params=false
 // ALLDUMP: attn-run: error: --input and --dump-dir need a single function, not --all
 // NOFILE: attn-run: error: cannot open input file '{{.*}}missing.mlir'
 // PARSE: bad.mlir:2:{{[0-9]+}}: error: 'attn.sdpa' op expects one batch size, got query 1, key 2, value 2
