@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 
 using namespace mlir::attn;
@@ -264,19 +265,180 @@ static StringRef npyDescr(DType t) {
   llvm_unreachable("unknown dtype");
 }
 
-/// Extracts the value of `'key':` from a .npy header dict.
-static Expected<StringRef> headerField(StringRef header, StringRef key,
-                                       StringRef path) {
-  size_t pos = header.find(("'" + key + "'").str());
-  if (pos == StringRef::npos)
-    return createStringError("%s: .npy header has no '%s' field",
-                             path.str().c_str(), key.str().c_str());
-  StringRef rest = header.drop_front(pos + key.size() + 2).ltrim();
-  if (!rest.consume_front(":"))
-    return createStringError("%s: malformed .npy header near '%s'",
-                             path.str().c_str(), key.str().c_str());
-  return rest.ltrim();
-}
+namespace {
+/// The .npy header: a Python dict literal with exactly the keys 'descr' (a
+/// string), 'fortran_order' (True / False) and 'shape' (a tuple of
+/// non-negative integers), padded with spaces and ended by a newline, as
+/// NumPy writes it and np.load accepts it. Parsed strictly: a key twice, an
+/// unknown key, a malformed tuple or anything after the dict is an error
+/// naming the byte.
+struct NpyHeader {
+  std::string descr;
+  bool fortranOrder = false;
+  llvm::SmallVector<int64_t> shape;
+};
+
+class NpyHeaderParser {
+public:
+  NpyHeaderParser(StringRef text, StringRef path) : text(text), path(path) {}
+
+  Expected<NpyHeader> parse() {
+    NpyHeader h;
+    bool seenDescr = false, seenOrder = false, seenShape = false;
+    skipSpaces();
+    if (!eat('{'))
+      return error("'{'");
+    skipSpaces();
+    while (!peek('}')) {
+      std::string key;
+      if (!string(key))
+        return error("a quoted key ('descr', 'fortran_order', 'shape')");
+      skipSpaces();
+      if (!eat(':'))
+        return error("':' after '" + key + "'");
+      skipSpaces();
+      bool *seen = key == "descr"           ? &seenDescr
+                   : key == "fortran_order" ? &seenOrder
+                   : key == "shape"         ? &seenShape
+                                            : nullptr;
+      if (!seen)
+        return createStringError("%s: .npy header has an unknown key '%s' "
+                                 "(expected 'descr', 'fortran_order', "
+                                 "'shape')",
+                                 path.str().c_str(), key.c_str());
+      if (*seen)
+        return createStringError("%s: .npy header has the key '%s' twice",
+                                 path.str().c_str(), key.c_str());
+      *seen = true;
+      if (key == "descr") {
+        if (!string(h.descr))
+          return error("a quoted dtype after 'descr'");
+      } else if (key == "fortran_order") {
+        if (word("True"))
+          h.fortranOrder = true;
+        else if (!word("False"))
+          return error("True or False after 'fortran_order'");
+      } else if (llvm::Error err = tuple(h.shape)) {
+        return std::move(err);
+      }
+      skipSpaces();
+      if (eat(',')) {
+        skipSpaces();
+        continue;
+      }
+      if (!peek('}'))
+        return error("',' or '}'");
+    }
+    ++pos; // '}'
+    // NumPy pads with spaces to its alignment and ends with a newline.
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t'))
+      ++pos;
+    if (pos < text.size() && text[pos] == '\n')
+      ++pos;
+    if (pos != text.size())
+      return error("the end of the header after '}'");
+    for (auto [seen, key] : {std::pair{seenDescr, "descr"},
+                             {seenOrder, "fortran_order"},
+                             {seenShape, "shape"}})
+      if (!seen)
+        return createStringError("%s: .npy header has no '%s' field",
+                                 path.str().c_str(), key);
+    return h;
+  }
+
+private:
+  Error error(const llvm::Twine &expected) {
+    std::string got =
+        pos < text.size()
+            ? (std::isprint(static_cast<unsigned char>(text[pos]))
+                   ? "'" + std::string(1, text[pos]) + "'"
+                   : "byte " + std::to_string(unsigned(uint8_t(text[pos]))))
+            : "the end";
+    return createStringError("%s: malformed .npy header at byte %zu: "
+                             "expected %s, got %s",
+                             path.str().c_str(), pos,
+                             expected.str().c_str(), got.c_str());
+  }
+  void skipSpaces() {
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t'))
+      ++pos;
+  }
+  bool peek(char c) const { return pos < text.size() && text[pos] == c; }
+  bool eat(char c) {
+    if (!peek(c))
+      return false;
+    ++pos;
+    return true;
+  }
+  bool word(StringRef w) {
+    if (!text.substr(pos).starts_with(w))
+      return false;
+    size_t end = pos + w.size();
+    if (end < text.size() &&
+        (std::isalnum(static_cast<unsigned char>(text[end])) ||
+         text[end] == '_'))
+      return false;
+    pos = end;
+    return true;
+  }
+  /// A Python string literal in single or double quotes, without escapes
+  /// (dtype strings and the three keys have none).
+  bool string(std::string &out) {
+    if (!peek('\'') && !peek('"'))
+      return false;
+    char quote = text[pos];
+    size_t end = text.find(quote, pos + 1);
+    if (end == StringRef::npos)
+      return false;
+    StringRef body = text.slice(pos + 1, end);
+    if (body.contains('\\') || body.contains('\n') || body.contains('\0'))
+      return false;
+    out = body.str();
+    pos = end + 1;
+    return true;
+  }
+  /// `()`, `(n,)`, `(a, b)`, `(a, b,)`: non-negative decimal integers.
+  Error tuple(llvm::SmallVectorImpl<int64_t> &dims) {
+    if (!eat('('))
+      return error("a tuple '(...)' after 'shape'");
+    skipSpaces();
+    bool trailingComma = false;
+    while (!peek(')')) {
+      trailingComma = false;
+      size_t start = pos;
+      while (pos < text.size() &&
+             std::isdigit(static_cast<unsigned char>(text[pos])))
+        ++pos;
+      StringRef digits = text.slice(start, pos);
+      int64_t d;
+      if (digits.empty())
+        return error("a non-negative dimension in 'shape'");
+      if ((digits.size() > 1 && digits[0] == '0') ||
+          digits.getAsInteger(10, d))
+        return createStringError("%s: bad dimension '%s' in .npy shape",
+                                 path.str().c_str(), digits.str().c_str());
+      dims.push_back(d);
+      skipSpaces();
+      if (eat(',')) {
+        trailingComma = true;
+        skipSpaces();
+        continue;
+      }
+      if (!peek(')'))
+        return error("',' or ')' in 'shape'");
+    }
+    // Python needs the comma of a one-element tuple: (4) is an int.
+    if (dims.size() == 1 && !trailingComma)
+      return error("',' after the one dimension of 'shape' ((n,) is a "
+                   "tuple, (n) a number)");
+    ++pos; // ')'
+    return Error::success();
+  }
+
+  StringRef text, path;
+  size_t pos = 0;
+};
+} // namespace
 
 Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
   auto bufOr = readInputFile(path, /*isText=*/false);
@@ -306,54 +468,29 @@ Expected<HostTensor> mlir::attn::readNpy(StringRef path) {
     return createStringError("%s: truncated .npy header", p.c_str());
   StringRef header = data.substr(offset, headerLen);
 
-  auto descr = headerField(header, "descr", path);
-  if (!descr)
-    return descr.takeError();
+  Expected<NpyHeader> parsed = NpyHeaderParser(header, path).parse();
+  if (!parsed)
+    return parsed.takeError();
+  StringRef descr = parsed->descr;
   DType dtype;
-  if (descr->starts_with("'<f4'") || descr->starts_with("'float32'"))
+  if (descr == "<f4" || descr == "float32")
     dtype = DType::f32;
-  else if (descr->starts_with("'<f2'"))
+  else if (descr == "<f2")
     dtype = DType::f16;
-  else if (descr->starts_with("'<f8'"))
+  else if (descr == "<f8")
     dtype = DType::f64;
-  else if (descr->starts_with("'<i4'"))
+  else if (descr == "<i4")
     dtype = DType::i32;
-  else if (descr->starts_with("'<i8'"))
+  else if (descr == "<i8")
     dtype = DType::i64;
   else
-    return createStringError(
-        "%s: unsupported dtype %s (expected <f2, <f4, <f8, <i4 "
-        "or <i8)",
-        p.c_str(),
-        descr->take_until([](char c) { return c == ','; }).str().c_str());
-
-  auto order = headerField(header, "fortran_order", path);
-  if (!order)
-    return order.takeError();
-  if (!order->starts_with("False"))
+    return createStringError("%s: unsupported dtype '%s' (expected <f2, <f4, "
+                             "<f8, <i4 or <i8)",
+                             p.c_str(), parsed->descr.c_str());
+  if (parsed->fortranOrder)
     return createStringError("%s: Fortran-order arrays are not supported",
                              p.c_str());
-
-  auto shapeField = headerField(header, "shape", path);
-  if (!shapeField)
-    return shapeField.takeError();
-  StringRef shapeStr = *shapeField;
-  if (!shapeStr.consume_front("("))
-    return createStringError("%s: malformed shape in .npy header", p.c_str());
-  shapeStr = shapeStr.take_until([](char c) { return c == ')'; });
-  llvm::SmallVector<int64_t> shape;
-  llvm::SmallVector<StringRef> parts;
-  shapeStr.split(parts, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef part : parts) {
-    part = part.trim();
-    if (part.empty())
-      continue;
-    int64_t d;
-    if (part.getAsInteger(10, d) || d < 0)
-      return createStringError("%s: bad dimension '%s' in .npy shape",
-                               p.c_str(), part.str().c_str());
-    shape.push_back(d);
-  }
+  llvm::SmallVector<int64_t> shape = parsed->shape;
 
   // Check the size against the file before allocating anything.
   size_t dataOffset = offset + headerLen, available = data.size() - dataOffset;

@@ -122,8 +122,47 @@ TEST_F(NpyTest, RejectsMalformedFilesWithOneClearMessage) {
   writeRaw("badshape.npy",
            withHeader(
                "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }"));
-  EXPECT_NE(readError("badshape.npy").find("bad dimension 'x'"),
+  EXPECT_NE(readError("badshape.npy")
+                .find("expected a non-negative dimension in 'shape', got 'x'"),
             std::string::npos);
+
+  // The header is a dict with exactly NumPy's three keys, parsed strictly:
+  // a 'shape' inside another key's string is no shape, a key twice, an
+  // unknown key, a malformed tuple or bytes after the dict are errors (the
+  // first two were read as shape 1x1x4x4 and as the first of the twins).
+  const std::pair<const char *, const char *> strict[] = {
+      {"{'comment': \"'shape': (1, 1, 4, 4)\", 'descr': '<f4', "
+       "'fortran_order': False, 'shape': (16,)}",
+       "unknown key 'comment'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (16,), "
+       "'shape': (4,)}",
+       "the key 'shape' twice"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 4, 4}",
+       "expected ',' or ')' in 'shape', got '}'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,, 16)}",
+       "expected a non-negative dimension in 'shape', got ','"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (16)}",
+       "(n,) is a tuple, (n) a number"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (016,)}",
+       "bad dimension '016'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (16,)} junk",
+       "expected the end of the header after '}', got 'j'"},
+      {"{'descr': '<f4', 'fortran_order': Nope, 'shape': (16,)}",
+       "expected True or False after 'fortran_order'"},
+  };
+  for (auto [header, message] : strict) {
+    writeRaw("strict.npy", withHeader(header) + std::string(64, '\0'));
+    EXPECT_NE(readError("strict.npy").find(message), std::string::npos)
+        << header << " -> " << readError("strict.npy");
+  }
+  // Double quotes are Python's too (np.load reads them).
+  writeRaw("double.npy",
+           withHeader("{\"descr\": \"<f4\", \"fortran_order\": False, "
+                      "\"shape\": (2,)}") +
+               std::string(8, '\0'));
+  auto quoted = readNpy(path("double.npy"));
+  ASSERT_TRUE(bool(quoted)) << llvm::toString(quoted.takeError());
+  EXPECT_EQ(quoted->numElements(), 2);
 
   writeRaw("truncated.npy",
            std::string("\x93NUMPY\x01\x00\x40\x00{'descr'", 17));
