@@ -160,8 +160,26 @@ void SpecReader::check(bool ok, StringRef key, const llvm::Twine &message) {
 const llvm::json::Value *SpecReader::get(StringRef key, bool required) {
   used.insert(key);
   const llvm::json::Value *v = fields.get(key);
-  if (!v && required)
-    fail(key, "missing (required)");
+  if (!v && required) {
+    // A key of the object that is no key of the reader's and nearly this
+    // one's name is named with it (a misspelt required key otherwise hides
+    // behind "missing", and unknown keys are reported only at the end).
+    std::string nearest;
+    unsigned best = 3;
+    for (const auto &kv : fields) {
+      StringRef other = kv.first;
+      unsigned d = other.edit_distance(key, /*AllowReplacements=*/true, best);
+      if (d < best && d <= (key.size() >= 6 ? 2u : 1u)) {
+        best = d;
+        nearest = other.str();
+      }
+    }
+    if (!nearest.empty())
+      fail(key, "missing (required); the object has '" + nearest +
+                    "' instead (misspelt?)");
+    else
+      fail(key, "missing (required)");
+  }
   return v;
 }
 
