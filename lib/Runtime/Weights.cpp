@@ -109,8 +109,19 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
   uint64_t heldBytes = 0;
   for (const auto &kv : *entries) {
     std::string name = kv.first.str();
-    if (name == "__metadata__")
+    if (name == "__metadata__") {
+      // The format's metadata: an object of strings.
+      const llvm::json::Object *meta = kv.second.getAsObject();
+      bool strings = meta != nullptr;
+      if (meta)
+        for (const auto &m : *meta)
+          strings &= m.second.getAsString().has_value();
+      if (!strings)
+        return createStringError("%s: __metadata__ must be an object of "
+                                 "strings",
+                                 p.c_str());
       continue;
+    }
     auto bad = [&](const llvm::Twine &what) {
       return createStringError("%s: tensor '%s': %s", p.c_str(), name.c_str(),
                                what.str().c_str());
@@ -140,7 +151,9 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
     }
     std::optional<int64_t> begin = (*offsets)[0].getAsInteger(),
                            end = (*offsets)[1].getAsInteger();
-    if (!begin || !end || *begin < 0 || *end < *begin ||
+    if (!begin || !end)
+      return bad("data_offsets must be two integers [begin, end]");
+    if (*begin < 0 || *end < *begin ||
         static_cast<uint64_t>(*end) > data.size())
       return bad("data_offsets outside the " + llvm::Twine(data.size()) +
                  "-byte data section");
@@ -172,6 +185,22 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
     ckpt.names.push_back(name);
     ckpt.tensors[name] = StoredTensor{std::move(tensor), dtype->name.str()};
   }
+  // The tensors cover the data section exactly, as the format requires
+  // (bytes of no tensor were accepted silently).
+  llvm::sort(ranges);
+  uint64_t covered = 0;
+  for (auto [b, e] : ranges) {
+    if (b == e)
+      continue; // an empty tensor holds no bytes
+    if (b != covered)
+      break;
+    covered = e;
+  }
+  if (covered != data.size())
+    return createStringError(
+        "%s: bytes %llu.. of the %zu-byte data section belong to no tensor "
+        "(safetensors requires the tensors to cover it without gaps)",
+        p.c_str(), (unsigned long long)covered, data.size());
   return ckpt;
 }
 
@@ -229,6 +258,13 @@ Expected<Checkpoint> mlir::attn::readCheckpoint(StringRef path) {
                                  "which does not hold it",
                                  p.c_str(), name.c_str(), shard.c_str());
     for (const std::string &name : part->names) {
+      // Every tensor of a shard is in the index, at that shard (the index
+      // is what transformers reads; a tensor it omits would be ignored).
+      if (!llvm::is_contained(wanted[shard], name))
+        return createStringError(
+            "%s: shard %s holds tensor '%s', which weight_map %s", p.c_str(),
+            shard.c_str(), name.c_str(),
+            map->get(name) ? "puts in another shard" : "does not list");
       StoredTensor &t = part->tensors[name];
       total += t.tensor.numBytes();
       if (!merged.tensors.try_emplace(name, std::move(t)).second)

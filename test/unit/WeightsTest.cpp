@@ -128,6 +128,37 @@ TEST_F(WeightsTest, RejectsMalformedFiles) {
                 .find("overlaps"),
             std::string::npos);
   EXPECT_NE(error(path("missing")).find("cannot open"), std::string::npos);
+  // Bytes of no tensor, metadata that is not strings, offsets that are not
+  // integers: each was accepted or blamed on the data section.
+  EXPECT_NE(error(safetensors("trailing",
+                              R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                              f32))
+                .find("bytes 8.. of the 16-byte data section belong to no "
+                      "tensor"),
+            std::string::npos);
+  EXPECT_NE(error(safetensors("gap",
+                              R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                              f32))
+                .find("bytes 0.. of the 16-byte data section belong to no "
+                      "tensor"),
+            std::string::npos);
+  EXPECT_NE(error(safetensors("metadata",
+                              R"({"__metadata__":{"format":7},)"
+                              R"("w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
+                              f32))
+                .find("__metadata__ must be an object of strings"),
+            std::string::npos);
+  EXPECT_NE(error(safetensors("offsets",
+                              R"({"w":{"dtype":"F32","shape":[4],"data_offsets":["0","16"]}})",
+                              f32))
+                .find("data_offsets must be two integers"),
+            std::string::npos);
+  EXPECT_EQ(error(safetensors("empty-and-meta",
+                              R"({"__metadata__":{"format":"pt"},)"
+                              R"("e":{"dtype":"F32","shape":[0],"data_offsets":[16,16]},)"
+                              R"("w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
+                              f32)),
+            "");
 }
 
 TEST_F(WeightsTest, ReadsPlainAndGzippedIdx) {
