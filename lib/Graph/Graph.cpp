@@ -105,14 +105,15 @@ bool isComment(StringRef line) {
 
 } // namespace
 
-/// The error for the first id of edge `src -> dst` past `bounds`, or
-/// success.
+/// The error for the first id of edge `src -> dst` past `bounds` (at the
+/// reader's line, after `context`), or success.
 static llvm::Error checkBounds(const LineReader &reader, int64_t src,
                                int64_t dst,
-                               const mlir::attn::graph::GraphBounds &bounds) {
+                               const mlir::attn::graph::GraphBounds &bounds,
+                               const llvm::Twine &context = "") {
   auto past = [&](StringRef role, int64_t id, int64_t bound,
                   const std::string &name) {
-    return reader.error("edge " + llvm::Twine(src) + " -> " +
+    return reader.error(context + "edge " + llvm::Twine(src) + " -> " +
                         llvm::Twine(dst) + ": the " + role + " " +
                         llvm::Twine(id) + " is not below " + name + " = " +
                         llvm::Twine(bound));
@@ -145,7 +146,8 @@ Expected<EdgeList> mlir::attn::graph::readEdgeList(StringRef path,
   while (reader->next(line)) {
     if (isComment(line)) {
       StringRef c = line.ltrim().drop_front().ltrim();
-      if (c.consume_front("Nodes:")) {
+      // SNAP writes "Nodes:"; any case is the same header.
+      if (c.consume_front_insensitive("nodes:")) {
         auto t = tokens(c);
         int64_t n;
         if (t.empty() || t[0].getAsInteger(10, n) || n < 0 ||
@@ -275,12 +277,18 @@ mlir::attn::graph::readMatrixMarket(StringRef path, const GraphBounds &bounds) {
     if (valueTokens) {
       double value;
       int64_t integerValue;
-      bool ok = field == "integer" ? !t[2].getAsInteger(10, integerValue)
-                                   : !t[2].getAsDouble(value);
+      // A decimal number (getAsDouble also takes nan, inf and hex floats,
+      // which Matrix Market has not).
+      bool ok = field == "integer"
+                    ? !t[2].getAsInteger(10, integerValue)
+                    : t[2].find_first_not_of("0123456789+-.eE") ==
+                              StringRef::npos &&
+                          !t[2].getAsDouble(value) && std::isfinite(value);
       if (!ok)
         return reader->error(
             "expected " +
-            llvm::Twine(field == "integer" ? "an integer" : "a number") +
+            llvm::Twine(field == "integer" ? "an integer"
+                                           : "a finite decimal number") +
             " value in entry '" + line.trim() + "'");
     }
     if (r < 1 || r > rows || c < 1 || c > cols)
@@ -292,7 +300,10 @@ mlir::attn::graph::readMatrixMarket(StringRef path, const GraphBounds &bounds) {
     if (llvm::Error err = checkBounds(*reader, r - 1, c - 1, bounds))
       return std::move(err);
     if (symmetric && r != c)
-      if (llvm::Error err = checkBounds(*reader, c - 1, r - 1, bounds))
+      if (llvm::Error err = checkBounds(
+              *reader, c - 1, r - 1, bounds,
+              "entry (" + llvm::Twine(r) + ", " + llvm::Twine(c) +
+                  ") of a symmetric file, its mirror "))
         return std::move(err);
     graph.edges.push_back({r - 1, c - 1});
     if (symmetric && r != c)

@@ -100,6 +100,20 @@ TEST_F(GraphFiles, RejectsMalformedMatrixMarket) {
   EXPECT_NE(error("h.mtx", std::string(hdr) + "3 3 1\n1 two\n")
                 .find("h.mtx:3: expected an entry 'row col'"),
             std::string::npos);
+  // Values: decimal numbers (getAsDouble also took nan, inf and hex).
+  const char *real = "%%MatrixMarket matrix coordinate real general\n";
+  for (const char *value : {"nan", "inf", "-inf", "0x1p3"})
+    EXPECT_NE(error("v.mtx", std::string(real) + "3 3 1\n1 2 " + value + "\n")
+                  .find("v.mtx:3: expected a finite decimal number value"),
+              std::string::npos)
+        << value;
+  EXPECT_EQ(error("w.mtx", std::string(real) + "3 3 1\n1 2 -1.5e-3\n"), "");
+}
+
+TEST_F(GraphFiles, SnapHeaderInAnyCase) {
+  auto g = readGraph(write("lower.txt", "# nodes: 5 edges: 1\n0 1\n"));
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  EXPECT_EQ(g->numNodes, 5);
 }
 
 TEST(GraphCsr, SelfLoopsAndSymmetrization) {
