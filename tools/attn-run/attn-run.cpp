@@ -16,7 +16,11 @@
 #include "lib/Runtime/Tuner.h"
 #include "lib/Target/CpuTarget.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
@@ -30,6 +34,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -139,6 +144,81 @@ static int fail(llvm::Error err) {
 
 /// The functions to run: --entry, every public function with --all, or the
 /// only public function.
+/// Code attn-run would run to a signal rather than an error: a constant
+/// index outside a static tensor or memref (a read outside the buffer), a
+/// cf.assert (a failing one aborts the process), a function that calls
+/// itself (the stack overflows). One error at the op; the rest of the IR is
+/// the pipelines' and the verifier's to check.
+static LogicalResult checkRunnable(ModuleOp module) {
+  auto constantIndex = [](Value v) -> std::optional<int64_t> {
+    llvm::APInt value;
+    if (matchPattern(v, m_ConstantInt(&value)))
+      return value.getSExtValue();
+    return std::nullopt;
+  };
+  auto checkIndices = [&](Operation *op, Type type,
+                          ValueRange indices) -> LogicalResult {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || !shaped.hasRank())
+      return success();
+    for (auto [d, index] : llvm::enumerate(indices)) {
+      std::optional<int64_t> i = constantIndex(index);
+      if (!i || shaped.isDynamicDim(d))
+        continue;
+      if (*i < 0 || *i >= shaped.getDimSize(d))
+        return emitError(op->getLoc())
+               << "index " << *i << " is outside dimension " << d
+               << " of size " << shaped.getDimSize(d)
+               << ": the compiled code would access memory outside the "
+                  "buffer";
+    }
+    return success();
+  };
+  WalkResult walk = module.walk([&](Operation *op) -> WalkResult {
+    LogicalResult ok = success();
+    if (auto e = dyn_cast<tensor::ExtractOp>(op))
+      ok = checkIndices(op, e.getTensor().getType(), e.getIndices());
+    else if (auto e = dyn_cast<tensor::InsertOp>(op))
+      ok = checkIndices(op, e.getDest().getType(), e.getIndices());
+    else if (auto l = dyn_cast<memref::LoadOp>(op))
+      ok = checkIndices(op, l.getMemRef().getType(), l.getIndices());
+    else if (auto st = dyn_cast<memref::StoreOp>(op))
+      ok = checkIndices(op, st.getMemRef().getType(), st.getIndices());
+    else if (isa<cf::AssertOp>(op))
+      ok = emitError(op->getLoc(), "attn-run does not run cf.assert: a failing "
+                         "assertion aborts the process");
+    return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // Calls between the module's functions: a cycle is unbounded recursion.
+  llvm::StringMap<SmallVector<std::pair<std::string, Operation *>>> callees;
+  for (auto func : module.getOps<func::FuncOp>())
+    func.walk([&](func::CallOp call) {
+      callees[func.getName()].push_back({call.getCallee().str(), call});
+    });
+  llvm::StringMap<int> state; // 1: on the path, 2: done
+  std::function<LogicalResult(StringRef)> visit =
+      [&](StringRef name) -> LogicalResult {
+    state[name] = 1;
+    for (auto &[callee, call] : callees.lookup(name)) {
+      int s = state.lookup(callee);
+      if (s == 1)
+        return emitError(call->getLoc())
+               << "@" << callee << " is called recursively: attn-run runs "
+               << "no recursion (the stack would overflow)";
+      if (s == 0 && failed(visit(callee)))
+        return failure();
+    }
+    state[name] = 2;
+    return success();
+  };
+  for (auto func : module.getOps<func::FuncOp>())
+    if (state.lookup(func.getName()) == 0 && failed(visit(func.getName())))
+      return failure();
+  return success();
+}
+
 static FailureOr<SmallVector<std::string>> selectEntries(ModuleOp module) {
   SmallVector<std::string> names;
   for (auto func : module.getOps<func::FuncOp>())
@@ -425,6 +505,8 @@ int main(int argc, char **argv) {
       parseSourceFile<ModuleOp>(sourceMgr, context.get());
   if (!module)
     return 1; // The parser has printed the error with its location.
+  if (failed(checkRunnable(*module)))
+    return 1;
 
   FailureOr<SmallVector<std::string>> names = selectEntries(*module);
   if (failed(names))

@@ -22,6 +22,16 @@
 // NOTLLVM: attn-run: error: the pipeline 'canonicalize' leaves @ok as a func.func: attn-run calls what attn-cpu-pipeline, attn-reference-pipeline or attn-gpu-pipeline make of it (the LLVM dialect)
 // RUN: not attn-run %t/main.mlir --entry ok --pipeline "attn-cpu-pipeline{out-params=false}" 2>&1 | FileCheck %s --check-prefix=OUTPARAMS
 // OUTPARAMS: attn-run: error: the pipeline 'attn-cpu-pipeline{out-params=false}' returns the results of @ok instead of writing them through out-params (attn-run's calling convention): drop out-params=false
+// Code that would end in a signal, not an error, is refused before
+// compiling: a constant index outside a tensor (a segfault), cf.assert (an
+// abort), recursion (a stack overflow).
+// RUN: not attn-run %t/oob.mlir 2>&1 | FileCheck %s --check-prefix=OOB
+// OOB: oob.mlir:3:8: error: index 100000000000 is outside dimension 0 of size 4: the compiled code would access memory outside the buffer
+// OOB-NOT: see current operation
+// RUN: not attn-run %t/assert.mlir 2>&1 | FileCheck %s --check-prefix=ASSERT
+// ASSERT: assert.mlir:3:3: error: attn-run does not run cf.assert: a failing assertion aborts the process
+// RUN: not attn-run %t/rec.mlir 2>&1 | FileCheck %s --check-prefix=REC
+// REC: rec.mlir:6:8: error: @g is called recursively: attn-run runs no recursion (the stack would overflow)
 // ALLDUMP: attn-run: error: --input and --dump-dir need a single function, not --all
 // NOFILE: attn-run: error: cannot open input file '{{.*}}missing.mlir'
 // PARSE: bad.mlir:2:{{[0-9]+}}: error: 'attn.sdpa' op expects one batch size, got query 1, key 2, value 2
@@ -47,4 +57,26 @@ func.func @also_ok(%a: tensor<4xf32>) -> tensor<4xf32> {
 func.func @f(%q: tensor<1x1x4x4xf32>, %k: tensor<2x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   %o = attn.sdpa %q, %k, %k : (tensor<1x1x4x4xf32>, tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>
+}
+//--- oob.mlir
+func.func @f(%a: tensor<4xf32>) -> tensor<1xf32> {
+  %c = arith.constant 100000000000 : index
+  %x = tensor.extract %a[%c] : tensor<4xf32>
+  %t = tensor.from_elements %x : tensor<1xf32>
+  return %t : tensor<1xf32>
+}
+//--- assert.mlir
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %false = arith.constant false
+  cf.assert %false, "no"
+  return %a : tensor<4xf32>
+}
+//--- rec.mlir
+func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = call @f(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = call @g(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }
