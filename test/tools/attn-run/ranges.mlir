@@ -1,0 +1,22 @@
+// Values past a 16-bit float's range are refused where they arise, not
+// blamed on the input as infinities: a generated magnitude past f16's
+// 65504, an f32 .npy value that rounds to an infinite bf16.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: not attn-run %s --entry half --input-magnitude 1e30 2>&1 | FileCheck %s --check-prefix=MAGNITUDE
+// MAGNITUDE: attn-run: error: --input-magnitude 1e+30 is past the largest finite f16 (65504): @half argument 0 would be generated infinite
+// RUN: %torch_python -c "import numpy as np; a = np.zeros((1, 1, 4, 8), np.float32); a.flat[3] = 3.4e38; np.save('%t/big.npy', a)"
+// RUN: not attn-run %s --entry brain --input 0=%t/big.npy 2>&1 | FileCheck %s --check-prefix=ROUNDED
+// ROUNDED: attn-run: error: {{.*}}big.npy: input 0 element 3 = 3.4e+38 is past bf16's range (largest finite 3.39e38): rounded it would be infinite
+// In range, both run.
+// RUN: attn-run %s --entry half --input-magnitude 2 --check | FileCheck %s --check-prefix=OK
+// OK: CHECK PASSED
+
+func.func @half(%q: tensor<1x2x4x8xf16>, %k: tensor<1x1x4x8xf16>, %v: tensor<1x1x4x8xf16>) -> tensor<1x2x4x8xf16> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>) -> tensor<1x2x4x8xf16>
+  return %o : tensor<1x2x4x8xf16>
+}
+func.func @brain(%q: tensor<1x1x4x8xbf16>) -> tensor<1x1x4x8xbf16> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>) -> tensor<1x1x4x8xbf16>
+  return %o : tensor<1x1x4x8xbf16>
+}
