@@ -638,6 +638,17 @@ int main(int argc, char **argv) {
     if (int rc = tuneFunction(*module, (*names)[0], *target, cachePath))
       return rc;
   }
+  // attn-run records its CPU target (--target-cpu, --target-features) in
+  // the module before the pipeline runs, and a target already recorded
+  // wins: the pipeline's own target options would be ignored silently.
+  for (llvm::StringRef option :
+       {"target-cpu=", "target-triple=", "target-features="})
+    if (llvm::StringRef(pipeline).contains(option))
+      return fail("--pipeline: give the CPU target with attn-run's "
+                  "--target-cpu / --target-features, not the pipeline's " +
+                  option.drop_back() +
+                  " (attn-run records its target first, and a recorded "
+                  "target wins)");
   // The plain CPU pipeline runs on --threads, with a single function's
   // tuned tiles when the cache has them for this target and thread count.
   std::string lowering = pipeline;

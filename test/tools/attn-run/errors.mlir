@@ -22,6 +22,10 @@
 // NOTLLVM: attn-run: error: the pipeline 'canonicalize' leaves @ok as a func.func: attn-run calls what attn-cpu-pipeline, attn-reference-pipeline or attn-gpu-pipeline make of it (the LLVM dialect)
 // RUN: not attn-run %t/main.mlir --entry ok --pipeline "attn-cpu-pipeline{out-params=false}" 2>&1 | FileCheck %s --check-prefix=OUTPARAMS
 // OUTPARAMS: attn-run: error: the pipeline 'attn-cpu-pipeline{out-params=false}' returns the results of @ok instead of writing them through out-params (attn-run's calling convention): drop out-params=false
+// A target given inside --pipeline would be ignored (attn-run records its
+// own first): refused, naming the options that set it.
+// RUN: not attn-run %t/main.mlir --entry ok --pipeline "attn-cpu-pipeline{target-cpu=sapphirerapids}" 2>&1 | FileCheck %s --check-prefix=PIPETARGET
+// PIPETARGET: attn-run: error: --pipeline: give the CPU target with attn-run's --target-cpu / --target-features, not the pipeline's target-cpu (attn-run records its target first, and a recorded target wins)
 // Code that would end in a signal, not an error, is refused before
 // compiling: a constant index outside a tensor (a segfault), cf.assert (an
 // abort), recursion (a stack overflow).
