@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <deque>
 #include <random>
 
@@ -545,6 +546,39 @@ mlir::attn::validateInputs(func::FuncOp func,
           "additive mask: bias, rel_bias, a region's table)",
           name(i).c_str(), (long long)*bad,
           nonFiniteName(inputs[i]->getDouble(*bad)).str().c_str());
+  }
+  // Scores must stay in f32 where the kernels compute them: |q| |k| E scale
+  // bounds every score of an attn.sdpa whose query and key are inputs (q =
+  // k = 1e20 gave NaN on every compiled path, a finite result in the
+  // reference's doubles).
+  {
+    llvm::Error err = llvm::Error::success();
+    func.walk([&](SdpaOp op) {
+      auto q = dyn_cast<BlockArgument>(op.getQuery());
+      auto k = dyn_cast<BlockArgument>(op.getKey());
+      if (err || !q || !k || q.getOwner()->getParentOp() != func ||
+          k.getOwner()->getParentOp() != func)
+        return;
+      auto absMax = [](const HostTensor &t) {
+        double m = 0;
+        for (int64_t e = 0; e < t.numElements(); ++e)
+          m = std::max(m, std::abs(t.getDouble(e)));
+        return m;
+      };
+      double mq = absMax(*inputs[q.getArgNumber()]),
+             mk = absMax(*inputs[k.getArgNumber()]);
+      int64_t e = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(3);
+      double bound = mq * mk * double(e) * op.getEffectiveScale();
+      if (bound > 0.5 * double(std::numeric_limits<float>::max()))
+        err = createStringError(
+            "%s and input %u: |q| up to %g and |k| up to %g over E = %lld "
+            "(scale %g) allow scores up to %g, past f32's 3.4e38 where the "
+            "kernels compute them",
+            name(q.getArgNumber()).c_str(), k.getArgNumber(), mq, mk,
+            (long long)e, op.getEffectiveScale(), bound);
+    });
+    if (err)
+      return err;
   }
   // A region reading one input at an index read from another input
   // (`table[ids[kv_idx]]`): every value of the index input must lie in the

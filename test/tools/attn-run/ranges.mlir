@@ -8,6 +8,11 @@
 // RUN: %torch_python -c "import numpy as np; a = np.zeros((1, 1, 4, 8), np.float32); a.flat[3] = 3.4e38; np.save('%t/big.npy', a)"
 // RUN: not attn-run %s --entry brain --input 0=%t/big.npy 2>&1 | FileCheck %s --check-prefix=ROUNDED
 // ROUNDED: attn-run: error: {{.*}}big.npy: input 0 element 3 = 3.4e+38 is past bf16's range (largest finite 3.39e38): rounded it would be infinite
+// Finite inputs whose scores would overflow f32 (q = k = 1e20: NaN on
+// every compiled path, finite in the reference's doubles).
+// RUN: %torch_python -c "import numpy as np; np.save('%t/q.npy', np.full((1, 1, 4, 8), 1e20, np.float32))"
+// RUN: not attn-run %s --entry brainless --input 0=%t/q.npy 2>&1 | FileCheck %s --check-prefix=SCORES
+// SCORES: attn-run: error: @brainless input 0 ({{.*}}q.npy) and input 0: |q| up to 1e+20 and |k| up to 1e+20 over E = 8 (scale 0.353553) allow scores up to 2.82843e+40, past f32's 3.4e38 where the kernels compute them
 // In range, both run.
 // RUN: attn-run %s --entry half --input-magnitude 2 --check | FileCheck %s --check-prefix=OK
 // OK: CHECK PASSED
@@ -19,4 +24,8 @@ func.func @half(%q: tensor<1x2x4x8xf16>, %k: tensor<1x1x4x8xf16>, %v: tensor<1x1
 func.func @brain(%q: tensor<1x1x4x8xbf16>) -> tensor<1x1x4x8xbf16> {
   %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>) -> tensor<1x1x4x8xbf16>
   return %o : tensor<1x1x4x8xbf16>
+}
+func.func @brainless(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
 }
