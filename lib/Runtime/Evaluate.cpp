@@ -86,7 +86,18 @@ llvm::Expected<reference::MaskArgs> maskArgs(OpTy op, const Environment &env,
   if (std::shared_ptr<RegionEvaluator> ev = *scoreMod) {
     evaluators.push_back(ev);
     m.scoreMod = [ev](double s, int64_t b, int64_t h, int64_t i, int64_t j) {
-      return ev->run({s, double(b), double(h), double(i), double(j)});
+      double r = ev->run({s, double(b), double(h), double(i), double(j)});
+      // A score is finite or -inf (masked): NaN or +inf makes the kernels'
+      // softmax NaN while the reference's sums would skip it.
+      if (std::isnan(r) || r == std::numeric_limits<double>::infinity())
+        ev->noteError("score_mod: yields " +
+                      std::string(std::isnan(r) ? "NaN" : "+inf") +
+                      " at (b, h, q_idx, kv_idx) = (" + std::to_string(b) +
+                      ", " + std::to_string(h) + ", " + std::to_string(i) +
+                      ", " + std::to_string(j) + ") for the score " +
+                      std::to_string(s) +
+                      "; a score must be finite or -inf (masked)");
+      return r;
     };
   }
   auto maskMod = regionEvaluator(op.getMaskMod(), "mask_mod", env);

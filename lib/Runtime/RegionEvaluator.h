@@ -42,6 +42,12 @@ public:
 
   /// The first error met by run(), or empty.
   const std::string &error() const { return firstError; }
+  /// Records `message` as the error unless one is recorded (for a caller
+  /// that checks what run() yields).
+  void noteError(std::string message) {
+    if (firstError.empty())
+      firstError = std::move(message);
+  }
 
   ~RegionEvaluator();
 

@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -501,6 +502,25 @@ static int runFunction(JitModule &jit, func::FuncOp original) {
       return fail(std::move(err));
     if (llvm::Error err = dump("result", pointers(*results)))
       return fail(std::move(err));
+  }
+  // The inputs were finite: a NaN or +inf result is no attention's
+  // (-inf is the lse of a row without allowed keys). --check reports the
+  // reference's view of it (the first such score) instead.
+  for (auto [i, t] : llvm::enumerate(*results)) {
+    if (check)
+      break;
+    if (!isFloat(t.dtype()))
+      continue;
+    int64_t bad = 0;
+    for (int64_t e = 0; e < t.numElements(); ++e) {
+      double x = t.getDouble(e);
+      bad += std::isnan(x) || x == std::numeric_limits<double>::infinity();
+    }
+    if (bad)
+      return fail("@" + name + " result " + llvm::Twine(i) + " holds " +
+                  llvm::Twine(bad) +
+                  " NaN or +inf values from finite inputs (a score_mod "
+                  "yielding NaN or +inf? --check names the first)");
   }
   if (!check)
     return 0;
