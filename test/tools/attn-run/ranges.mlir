@@ -16,8 +16,8 @@
 // A score_mod yielding NaN or +inf (log of a negative score): the kernels'
 // softmax is NaN, the reference's sums skipped it. The run is an error;
 // --check names the first such score.
-// RUN: not attn-run %s --entry logscore 2>&1 | FileCheck %s --check-prefix=NANRUN
-// NANRUN: attn-run: error: @logscore result 0 holds {{[0-9]+}} NaN or +inf values from finite inputs (a score_mod yielding NaN or +inf? --check names the first)
+// RUN: not attn-run %s --entry logscore 2>&1 | FileCheck %s --check-prefix=NANCALL
+// NANCALL: attn-run: error: @logscore result 0 holds {{[0-9]+}} NaN or +inf values from finite inputs (a score_mod yielding NaN or +inf? --check names the first)
 // RUN: not attn-run %s --entry logscore --check 2>&1 | FileCheck %s --check-prefix=NANCHECK
 // NANCHECK: attn-run: error: attn.sdpa: score_mod: yields NaN at (b, h, q_idx, kv_idx) = ({{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}) for the score {{.*}}; a score must be finite or -inf (masked)
 // In range, both run.
