@@ -41,11 +41,14 @@ namespace detail {
 inline bool isIdentifierChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
          (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '.' ||
-         c == '%' || c == '@' || c == '#' || c == '^' || c == '!';
+         c == '%' || c == '@' || c == '#' || c == '^' || c == '!' ||
+         c == '-';
 }
 /// The width N of an integer type `iN` / `siN` / `uiN` whose digits start
 /// at `digits` in `text` (the `i` at `digits - 1`), or -1 when the letters
-/// are part of an identifier. Shapes (`4xi64`, `?xi8`, `[4]xi1`) count.
+/// are part of an identifier or name an attribute (`i2048 = 1`). Shapes
+/// (`4xi64`, `?xi8`, `[4]xi1`, `*xi8`) count; leading zeros of the width
+/// are MLIR's too (`i016` is i16).
 inline int64_t integerTypeWidth(llvm::StringRef text, size_t digits) {
   size_t start = digits - 1; // the 'i'
   if (start > 0 && (text[start - 1] == 's' || text[start - 1] == 'u'))
@@ -55,7 +58,7 @@ inline int64_t integerTypeWidth(llvm::StringRef text, size_t digits) {
     char twoBefore = start > 1 ? text[start - 2] : ' ';
     bool shape = before == 'x' &&
                  ((twoBefore >= '0' && twoBefore <= '9') ||
-                  twoBefore == '?' || twoBefore == ']');
+                  twoBefore == '?' || twoBefore == ']' || twoBefore == '*');
     if (!shape)
       return -1;
   }
@@ -64,7 +67,14 @@ inline int64_t integerTypeWidth(llvm::StringRef text, size_t digits) {
     ++end;
   if (end < text.size() && isIdentifierChar(text[end]))
     return -1;
-  llvm::StringRef number = text.slice(digits, end);
+  size_t after = end;
+  while (after < text.size() && (text[after] == ' ' || text[after] == '\t'))
+    ++after;
+  if (after < text.size() && text[after] == '=')
+    return -1;
+  llvm::StringRef number = text.slice(digits, end).ltrim('0');
+  if (number.empty())
+    return 0;
   int64_t width;
   if (number.size() > 18)
     return INT64_MAX;
@@ -106,7 +116,7 @@ inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
         ++i;
       continue;
     }
-    if (c == 'i' && i + 1 < text.size() && text[i + 1] >= '1' &&
+    if (c == 'i' && i + 1 < text.size() && text[i + 1] >= '0' &&
         text[i + 1] <= '9') {
       int64_t width = detail::integerTypeWidth(text, i + 1);
       if (width > kMaxIrIntegerBits)

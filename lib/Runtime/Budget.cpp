@@ -166,6 +166,9 @@ static const char *outOfMemoryTool = "attn";
 
 void mlir::attn::installOutOfMemoryError(const char *tool) {
   outOfMemoryTool = tool;
+  // Resolve the environment's or the default budget now: the handler reads
+  // it, and its first resolution allocates (and reads files).
+  (void)memoryBudget();
   // Called by LLVM's new-handler (installed by InitLLVM) and by LLVM's own
   // allocation failures; it must not allocate, nor return.
   llvm::install_bad_alloc_error_handler(

@@ -4,6 +4,7 @@
 #include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Json.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include "llvm/Support/Endian.h"
@@ -103,7 +104,8 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
 
   Checkpoint ckpt;
   ckpt.path = p;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  // Each tensor's byte range and its index in ckpt.names.
+  std::vector<std::tuple<uint64_t, uint64_t, size_t>> ranges;
   // What the converted tensors hold in memory (16-bit floats become f32):
   // their sum must fit the memory budget.
   uint64_t heldBytes = 0;
@@ -177,30 +179,35 @@ Expected<Checkpoint> mlir::attn::readSafetensors(StringRef path) {
             heldBytes, p + ": its tensors up to '" + name + "'"))
       return std::move(err);
     HostTensor tensor(dtype->target, dims);
-    for (auto [b, e] : ranges)
-      if (static_cast<uint64_t>(*begin) < e && b < static_cast<uint64_t>(*end))
-        return bad("data overlaps another tensor's");
-    ranges.push_back({*begin, *end});
+    ranges.push_back({*begin, *end, ckpt.names.size()});
     convert(*dtype, data.data() + *begin, tensor);
     ckpt.names.push_back(name);
     ckpt.tensors[name] = StoredTensor{std::move(tensor), dtype->name.str()};
   }
-  // The tensors cover the data section exactly, as the format requires
-  // (bytes of no tensor were accepted silently).
+  // The tensors neither overlap nor leave bytes of the data section to no
+  // tensor, as the format requires (bytes of no tensor were accepted
+  // silently); one sweep over the ranges by offset.
   llvm::sort(ranges);
   uint64_t covered = 0;
-  for (auto [b, e] : ranges) {
+  std::optional<uint64_t> unclaimed; // the first byte of no tensor
+  for (auto [b, e, index] : ranges) {
     if (b == e)
       continue; // an empty tensor holds no bytes
-    if (b != covered)
-      break;
+    if (b < covered)
+      return createStringError("%s: tensor '%s': data overlaps another "
+                               "tensor's",
+                               p.c_str(), ckpt.names[index].c_str());
+    if (b > covered && !unclaimed)
+      unclaimed = covered;
     covered = e;
   }
-  if (covered != data.size())
+  if (!unclaimed && covered != data.size())
+    unclaimed = covered;
+  if (unclaimed)
     return createStringError(
         "%s: bytes %llu.. of the %zu-byte data section belong to no tensor "
         "(safetensors requires the tensors to cover it without gaps)",
-        p.c_str(), (unsigned long long)covered, data.size());
+        p.c_str(), (unsigned long long)*unclaimed, data.size());
   return ckpt;
 }
 
@@ -257,10 +264,13 @@ Expected<Checkpoint> mlir::attn::readCheckpoint(StringRef path) {
         return createStringError("%s: weight_map puts tensor '%s' in %s, "
                                  "which does not hold it",
                                  p.c_str(), name.c_str(), shard.c_str());
+    llvm::StringSet<> listed;
+    for (const std::string &name : wanted[shard])
+      listed.insert(name);
     for (const std::string &name : part->names) {
       // Every tensor of a shard is in the index, at that shard (the index
       // is what transformers reads; a tensor it omits would be ignored).
-      if (!llvm::is_contained(wanted[shard], name))
+      if (!listed.contains(name))
         return createStringError(
             "%s: shard %s holds tensor '%s', which weight_map %s", p.c_str(),
             shard.c_str(), name.c_str(),
