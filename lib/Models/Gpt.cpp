@@ -76,6 +76,11 @@ public:
       weightSpecs.push_back({"lm_head.weight", DType::f32, {vocab, dModel}});
   }
 
+  /// The weight-name prefix of block `n` ("transformer.h.3.").
+  std::string blockName(int64_t n) const {
+    return p0 + "h." + std::to_string(n) + ".";
+  }
+
   Value weight(NetBuilder &net, const std::string &name) const {
     return net.weight(p0 + name);
   }
@@ -164,12 +169,12 @@ public:
   struct KvSlice {
     SmallVector<OpFoldResult> offsets, sizes, strides;
   };
-  static KvSlice kvSlice(OpBuilder &b, ArrayRef<int64_t> shape, int64_t layer,
-                         int64_t which) {
+  static KvSlice kvSlice(OpBuilder &b, ArrayRef<int64_t> shape,
+                         OpFoldResult layer, int64_t which) {
     KvSlice s{SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(0)),
               {b.getIndexAttr(1), b.getIndexAttr(1)},
               SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(1))};
-    s.offsets[0] = b.getIndexAttr(layer);
+    s.offsets[0] = layer;
     s.offsets[1] = b.getIndexAttr(which);
     for (int64_t d : shape.drop_front(2))
       s.sizes.push_back(b.getIndexAttr(d));
@@ -180,7 +185,8 @@ public:
   Value storeKv(NetBuilder &net, Value kv, Value part, int64_t layer,
                 int64_t which) const {
     ArrayRef<int64_t> kvShape = getShape(kv);
-    KvSlice s = kvSlice(net.builder(), kvShape, layer, which);
+    KvSlice s =
+        kvSlice(net.builder(), kvShape, net.builder().getIndexAttr(layer), which);
     SmallVector<int64_t> full{1, 1};
     full.append(kvShape.begin() + 2, kvShape.end());
     return tensor::InsertSliceOp::create(net.builder(), net.getLoc(),
@@ -189,7 +195,8 @@ public:
   }
 
   /// cache[layer, which] as B x H x Lc x hd (a slice: no copy).
-  Value loadKv(NetBuilder &net, Value cache, int64_t layer, int64_t which) const {
+  Value loadKv(NetBuilder &net, Value cache, OpFoldResult layer,
+               int64_t which) const {
     ArrayRef<int64_t> shape = getShape(cache);
     KvSlice s = kvSlice(net.builder(), shape, layer, which);
     Value slice = tensor::ExtractSliceOp::create(
@@ -200,15 +207,27 @@ public:
   SmallVector<Value> buildEntry(NetBuilder &net, const EntryPoint &entry,
                                 ValueRange inputs) const override {
     OpBuilder &b = net.builder();
-    Location loc = net.getLoc();
     MLIRContext *ctx = b.getContext();
     bool decode = entry.name == "decode";
     Value tokens = inputs[0];
     int64_t bsz = batchSize, len = getShape(tokens)[1], hd = headDim();
     Value x = embed(net, tokens, decode ? inputs[1] : Value());
     Value kv = net.empty(entry.results[1].shape);
+    // Each layer a call (NetBuilder::layer) returning its new x, k and v;
+    // k and v go into the kv result here.
+    SmallVector<Value> layerArgs{Value()};
+    if (decode)
+      layerArgs.append({inputs[1], inputs[2]});
     for (int64_t n = 0; n < layers; ++n) {
-      std::string p = "h." + std::to_string(n) + ".";
+      layerArgs[0] = x;
+      SmallVector<Value> out = net.layer(
+          "h", n, [&](int64_t n) { return blockName(n); }, layerArgs,
+          [&](NetBuilder &net, StringRef full, ValueRange args) {
+      std::string p = full.drop_front(p0.size()).str();
+      Value x = args[0];
+      OpBuilder &b = net.builder();
+      Location loc = net.getLoc();
+      Value kNew, vNew;
       Value h = net.layerNorm(x, weight(net, p + "ln_1.weight"),
                               weight(net, p + "ln_1.bias"), eps);
       Value y = net.conv1d(h, weight(net, p + "attn.c_attn.weight"),
@@ -226,17 +245,18 @@ public:
                               IntegerAttr(), FloatAttr(),
                               AlignAttr::get(ctx, Align::bottom_right))
                    .getOutput();
-        kv = storeKv(net, kv, k, n, 0);
-        kv = storeKv(net, kv, v, n, 1);
+        kNew = k;
+        vNew = v;
       } else {
         // One query: the cache's first position[b] keys (a key tile past
         // them is never visited), then the new key, merged through the
         // log-sum-exp so that the cache is read, never copied.
-        Value kc = loadKv(net, inputs[2], n, 0), vc = loadKv(net, inputs[2], n, 1);
+        Value kc = loadKv(net, args[2], net.layerIndex(), 0),
+              vc = loadKv(net, args[2], net.layerIndex(), 1);
         auto outType = RankedTensorType::get({bsz, heads, 1, hd}, net.f32());
         auto lseType = RankedTensorType::get({bsz, heads, 1}, net.f32());
         auto sdpa = SdpaOp::create(
-            b, loc, outType, lseType, q, kc, vc, /*kv_lengths=*/inputs[1],
+            b, loc, outType, lseType, q, kc, vc, /*kv_lengths=*/args[1],
             Value(), Value(), Value(), Value(), Value(), Value(),
             MaskKindAttr::get(ctx, MaskKind::dense), IntegerAttr(), FloatAttr(),
             AlignAttr::get(ctx, Align::bottom_right));
@@ -271,11 +291,15 @@ public:
                   .getResult();
             });
         attn = net.reshape(merged, {bsz, heads, 1, hd});
-        kv = storeKv(net, kv, k3, n, 0);
-        kv = storeKv(net, kv, v3, n, 1);
+        kNew = k3;
+        vNew = v3;
       }
       x = net.add(x, mergeAndProject(net, attn, p));
-      x = mlpBlock(net, x, p);
+      return SmallVector<Value>{mlpBlock(net, x, p), kNew, vNew};
+          });
+      x = out[0];
+      kv = storeKv(net, kv, out[1], n, 0);
+      kv = storeKv(net, kv, out[2], n, 1);
     }
     Value logits = head(net, x, weight(net, "wte.weight"));
     if (decode)
@@ -309,18 +333,21 @@ public:
 
     AttentionMask causal;
     causal.kind = MaskKind::causal;
-    for (int64_t n = 0; n < layers; ++n) {
-      std::string p = "h." + std::to_string(n) + ".";
-      Value h = net.layerNorm(x, weight(net, p + "ln_1.weight"),
-                              weight(net, p + "ln_1.bias"), eps);
-      h = net.selfAttention(
-          h, net.transpose(weight(net, p + "attn.c_attn.weight"), {1, 0}),
-          weight(net, p + "attn.c_attn.bias"),
-          net.transpose(weight(net, p + "attn.c_proj.weight"), {1, 0}),
-          weight(net, p + "attn.c_proj.bias"), heads, causal);
-      x = net.add(x, h);
-      x = mlpBlock(net, x, p);
-    }
+    for (int64_t n = 0; n < layers; ++n)
+      x = net.layer("h", n, [&](int64_t n) { return blockName(n); }, x,
+                    [&](NetBuilder &net, StringRef full, ValueRange args) {
+        std::string p = full.drop_front(p0.size()).str();
+        Value x = args[0];
+        Value h = net.layerNorm(x, weight(net, p + "ln_1.weight"),
+                                weight(net, p + "ln_1.bias"), eps);
+        h = net.selfAttention(
+            h, net.transpose(weight(net, p + "attn.c_attn.weight"), {1, 0}),
+            weight(net, p + "attn.c_attn.bias"),
+            net.transpose(weight(net, p + "attn.c_proj.weight"), {1, 0}),
+            weight(net, p + "attn.c_proj.bias"), heads, causal);
+        x = net.add(x, h);
+        return SmallVector<Value>{mlpBlock(net, x, p)};
+      })[0];
     return head(net, x, weight(net, "wte.weight"));
   }
 

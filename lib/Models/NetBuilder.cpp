@@ -6,6 +6,7 @@
 #include "lib/Transforms/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -17,14 +18,21 @@ using namespace mlir::attn;
 
 NetBuilder::NetBuilder(OpBuilder &b, Location loc, const Model &model,
                        Value weights)
-    : b(b), loc(loc), model(model), weights(weights) {}
+    : b(b), loc(loc), model(model), weights(weights),
+      layerIdx(b.getIndexAttr(0)) {}
 
 Value NetBuilder::optionalWeight(llvm::StringRef name) {
   ArrayRef<TensorSpec> specs = model.weights();
   if (std::optional<size_t> found = model.findWeight(name)) {
     size_t i = *found;
+    OpFoldResult offset = b.getIndexAttr(model.weightOffset(i));
+    if (weightShift && name.starts_with(layerPrefix))
+      offset = arith::AddIOp::create(
+                   b, loc, weightShift,
+                   arith::ConstantIndexOp::create(b, loc, model.weightOffset(i)))
+                   .getResult();
     Value flat = tensor::ExtractSliceOp::create(
-        b, loc, weights, ArrayRef<OpFoldResult>{b.getIndexAttr(model.weightOffset(i))},
+        b, loc, weights, ArrayRef<OpFoldResult>{offset},
         ArrayRef<OpFoldResult>{b.getIndexAttr(specs[i].numElements())},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     return reshape(flat, specs[i].shape);
@@ -36,6 +44,84 @@ Value NetBuilder::weight(llvm::StringRef name) {
   Value w = optionalWeight(name);
   assert(w && "the model declares every weight it reads");
   return w;
+}
+
+std::optional<int64_t> NetBuilder::layerShift(llvm::StringRef from,
+                                              llvm::StringRef to) const {
+  // (name after the prefix, index) of each prefix's weights, in packing
+  // order.
+  auto under = [&](llvm::StringRef prefix) {
+    SmallVector<std::pair<llvm::StringRef, size_t>> found;
+    for (auto [i, spec] : llvm::enumerate(model.weights()))
+      if (llvm::StringRef(spec.name).starts_with(prefix))
+        found.push_back({llvm::StringRef(spec.name).drop_front(prefix.size()), i});
+    return found;
+  };
+  auto a = under(from), c = under(to);
+  if (a.empty() || a.size() != c.size())
+    return std::nullopt;
+  int64_t shift = model.weightOffset(c[0].second) - model.weightOffset(a[0].second);
+  for (auto [x, y] : llvm::zip_equal(a, c)) {
+    const TensorSpec &sx = model.weights()[x.second],
+                     &sy = model.weights()[y.second];
+    if (x.first != y.first || sx.shape != sy.shape ||
+        model.weightOffset(y.second) - model.weightOffset(x.second) != shift)
+      return std::nullopt;
+  }
+  return shift;
+}
+
+SmallVector<Value> NetBuilder::layer(
+    llvm::StringRef stack, int64_t index,
+    llvm::function_ref<std::string(int64_t)> prefix, ValueRange args,
+    llvm::function_ref<SmallVector<Value>(NetBuilder &, llvm::StringRef,
+                                          ValueRange)>
+        body) {
+  std::string p = prefix(index);
+  func::FuncOp func;
+  int64_t shift = 0;
+  auto it = layerFunctions.find(stack);
+  if (it != layerFunctions.end()) {
+    auto shared = cast<func::FuncOp>(it->second.first);
+    std::optional<int64_t> s = layerShift(it->second.second, p);
+    ArrayRef<Type> inputs = shared.getFunctionType().getInputs();
+    if (s && inputs.size() == args.size() + 3 &&
+        llvm::equal(args.getTypes(), inputs.take_front(args.size()))) {
+      func = shared;
+      shift = *s;
+    }
+  }
+  if (!func) {
+    // A function of its own (the first layer of the stack, or one unlike
+    // it: the next like it will share this one).
+    auto caller =
+        b.getInsertionBlock()->getParent()->getParentOfType<func::FuncOp>();
+    SmallVector<Type> argTypes(args.getTypes());
+    argTypes.append({weights.getType(), b.getIndexType(), b.getIndexType()});
+    OpBuilder fb(b.getContext());
+    fb.setInsertionPointAfter(caller);
+    std::string name = (caller.getName() + "_" + stack).str();
+    if (it != layerFunctions.end())
+      name += "_" + std::to_string(index);
+    func = func::FuncOp::create(fb, loc, name, fb.getFunctionType(argTypes, {}));
+    func.setPrivate();
+    Block *block = func.addEntryBlock();
+    fb.setInsertionPointToStart(block);
+    NetBuilder inner(fb, loc, model, block->getArgument(args.size()));
+    inner.layerPrefix = p;
+    inner.weightShift = block->getArgument(args.size() + 1);
+    inner.layerIdx = block->getArgument(args.size() + 2);
+    SmallVector<Value> results =
+        body(inner, p, block->getArguments().take_front(args.size()));
+    func::ReturnOp::create(fb, loc, results);
+    func.setType(fb.getFunctionType(argTypes, ValueRange(results).getTypes()));
+    layerFunctions[stack] = {func, p};
+  }
+  SmallVector<Value> operands(args);
+  operands.append({weights, arith::ConstantIndexOp::create(b, loc, shift),
+                   arith::ConstantIndexOp::create(b, loc, index)});
+  return llvm::to_vector_of<Value>(
+      func::CallOp::create(b, loc, func, operands).getResults());
 }
 
 Value NetBuilder::empty(ArrayRef<int64_t> shape) {

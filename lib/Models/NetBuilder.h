@@ -13,6 +13,10 @@
 #include "dialect/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
 
 namespace mlir::attn {
 
@@ -72,6 +76,28 @@ public:
   /// "gelu" (erf), "gelu_new" (tanh) or "relu", by the name a config uses.
   Value activation(llvm::StringRef name, Value x);
 
+  /// Layer `index` of a stack of layers, as a call of a function of its
+  /// own: `body` builds the layer with a NetBuilder of its own from `args`
+  /// (every value of the caller it reads; it may not use others) and
+  /// `prefix(index)`, the prefix of the weights it reads by name. Layers
+  /// whose weights under their prefix have the same names, shapes and
+  /// relative placement in the packed buffer, and whose `args` have the
+  /// same types, share one private function `@<caller>_<stack>` (the first
+  /// such layer builds it): a call passes the offset of its weights
+  /// relative to that layer's and its index (`layerIndex()` in the body).
+  /// So the module a model compiles to does not grow with its depth
+  /// (bufferization and the LLVM conversions are superlinear in the ops of
+  /// a module: a 32-layer GPT of width 16 took 13 s, 64 layers 30 s).
+  SmallVector<Value>
+  layer(llvm::StringRef stack, int64_t index,
+        llvm::function_ref<std::string(int64_t)> prefix, ValueRange args,
+        llvm::function_ref<SmallVector<Value>(NetBuilder &, llvm::StringRef,
+                                              ValueRange)>
+            body);
+  /// Inside a layer's body: the index of the layer being computed (a
+  /// constant, or the argument of a shared layer function); 0 elsewhere.
+  OpFoldResult layerIndex() const { return layerIdx; }
+
   /// Self-attention as attn.mha (PyTorch in_proj/out_proj packing).
   Value selfAttention(Value x, Value inW, Value inB, Value outW, Value outB,
                       int64_t heads, const AttentionMask &mask);
@@ -86,10 +112,24 @@ private:
   Value rowSum(Value x, Value rowInput,
                llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> fn);
 
+  /// The offset of layer `to`'s weights relative to layer `from`'s when
+  /// both prefixes name the same weights (names after the prefix, shapes)
+  /// at the same relative offsets; none otherwise.
+  std::optional<int64_t> layerShift(llvm::StringRef from,
+                                    llvm::StringRef to) const;
+
   OpBuilder &b;
   Location loc;
   const Model &model;
   Value weights;
+  /// In a layer function: the prefix its body reads weights by, the offset
+  /// added to theirs (the function's argument) and the layer's index.
+  std::string layerPrefix;
+  Value weightShift;
+  OpFoldResult layerIdx;
+  /// The layer functions built from this builder's function, by stack:
+  /// the function and the prefix its body was built with.
+  llvm::StringMap<std::pair<Operation *, std::string>> layerFunctions;
 };
 
 } // namespace mlir::attn

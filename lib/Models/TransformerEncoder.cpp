@@ -110,11 +110,21 @@ public:
     Value x = inputs[0];
     if (!batchFirst)
       x = net.transpose(x, {1, 0, 2});
-    AttentionMask mask;
+    // Each layer a call (NetBuilder::layer) of x and the key lengths.
+    SmallVector<Value> layerArgs{x};
     if (padding)
-      mask.kvLengths = inputs[1];
+      layerArgs.push_back(inputs[1]);
     for (int64_t n = 0; n < layers; ++n) {
-      std::string p = "layers." + std::to_string(n) + ".";
+      layerArgs[0] = x;
+      x = net.layer(
+          "layers", n,
+          [](int64_t n) { return "layers." + std::to_string(n) + "."; },
+          layerArgs, [&](NetBuilder &net, StringRef prefix, ValueRange args) {
+      std::string p = prefix.str();
+      Value x = args[0];
+      AttentionMask mask;
+      if (padding)
+        mask.kvLengths = args[1];
       auto norm = [&](Value v, const char *which) {
         return net.layerNorm(v, net.weight(p + which + ".weight"),
                              net.weight(p + which + ".bias"), eps);
@@ -140,6 +150,8 @@ public:
         x = norm(net.add(x, attention(x)), "norm1");
         x = norm(net.add(x, feedForward(x)), "norm2");
       }
+      return SmallVector<Value>{x};
+          })[0];
     }
     if (finalNorm)
       x = net.layerNorm(x, net.weight("norm.weight"), net.weight("norm.bias"),

@@ -210,17 +210,23 @@ public:
       mask.kind = MaskKind::local;
       mask.windowLeft = mask.windowRight = window;
     }
-    for (int64_t l = 0; l < layers; ++l) {
-      std::string p = layerPrefix(l);
+    for (int64_t l = 0; l < layers; ++l)
+      x = net.layer(
+          "layer", l, [&](int64_t n) { return layerPrefix(n); }, x,
+          [&](NetBuilder &net, StringRef prefix, ValueRange args) {
+      std::string p = prefix.str();
+      Value x = args[0];
+      AttentionMask layerMask = mask;
       if (attention == "relative") {
-        mask.relBias = net.weight(p + "self_attention.rel_bias");
-        mask.relClip = relClip;
+        layerMask.relBias = net.weight(p + "self_attention.rel_bias");
+        layerMask.relClip = relClip;
       }
       Value h = net.layerNorm(x, net.weight(p + norm1() + ".weight"),
                               net.weight(p + norm1() + ".bias"), eps);
       auto [inW, inB] = inProjection(net, p);
       h = net.selfAttention(h, inW, inB, net.weight(p + outProj() + ".weight"),
-                            net.weight(p + outProj() + ".bias"), heads, mask);
+                            net.weight(p + outProj() + ".bias"), heads,
+                            layerMask);
       x = net.add(x, h);
       h = net.layerNorm(x, net.weight(p + norm2() + ".weight"),
                         net.weight(p + norm2() + ".bias"), eps);
@@ -228,8 +234,8 @@ public:
                                    net.weight(p + fc1() + ".bias")));
       h = net.linear(h, net.weight(p + fc2() + ".weight"),
                      net.weight(p + fc2() + ".bias"));
-      x = net.add(x, h);
-    }
+      return SmallVector<Value>{net.add(x, h)};
+          })[0];
 
     // Hugging Face's ViTModel: every token through the final LayerNorm.
     if (!classify)

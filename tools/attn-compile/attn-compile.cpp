@@ -1626,8 +1626,9 @@ int main(int argc, char **argv) {
   // recorded before the pipeline so that every lowering and the code
   // generator use it.
   for (auto func : module->getOps<func::FuncOp>())
-    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                  UnitAttr::get(&ctx));
+    if (func.isPublic()) // not the layer functions (NetBuilder::layer)
+      func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                    UnitAttr::get(&ctx));
   setCpuTarget(*module, *target);
   if (emit != Emit::attn &&
       failed(runPipeline(*module, pipelineText(emit == Emit::linalg))))
