@@ -32,6 +32,14 @@
 // RUN: not attn-run %t/oob.mlir 2>&1 | FileCheck %s --check-prefix=OOB
 // OOB: oob.mlir:3:8: error: index 100000000000 is outside dimension 0 of size 4: the compiled code would access memory outside the buffer
 // OOB-NOT: see current operation
+// Indices of integer arithmetic on constants, of affine maps over them, and
+// vectors reaching past the end count too.
+// RUN: not attn-run %t/fold.mlir 2>&1 | FileCheck %s --check-prefix=FOLD
+// FOLD: fold.mlir:4:8: error: index 9 is outside dimension 0 of size 4
+// RUN: not attn-run %t/affine.mlir 2>&1 | FileCheck %s --check-prefix=AFFINE
+// AFFINE: affine.mlir:4:8: error: index 6 is outside dimension 0 of size 4
+// RUN: not attn-run %t/vector.mlir 2>&1 | FileCheck %s --check-prefix=VECTOR
+// VECTOR: vector.mlir:4:8: error: index 4 (and the 7 after it) is outside dimension 0 of size 8
 // RUN: not attn-run %t/assert.mlir 2>&1 | FileCheck %s --check-prefix=ASSERT
 // ASSERT: assert.mlir:3:3: error: attn-run does not run cf.assert: a failing assertion aborts the process
 // RUN: not attn-run %t/rec.mlir 2>&1 | FileCheck %s --check-prefix=REC
@@ -83,4 +91,28 @@ func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {
 func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   %r = call @g(%a) : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
+}
+//--- fold.mlir
+func.func @f(%a: tensor<4xf32>) -> tensor<1xf32> {
+  %c3 = arith.constant 3 : index
+  %c = arith.muli %c3, %c3 : index
+  %x = tensor.extract %a[%c] : tensor<4xf32>
+  %t = tensor.from_elements %x : tensor<1xf32>
+  return %t : tensor<1xf32>
+}
+//--- affine.mlir
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %m = memref.alloc() : memref<4xf32>
+  %c2 = arith.constant 2 : index
+  %x = affine.load %m[%c2 * 3] : memref<4xf32>
+  memref.dealloc %m : memref<4xf32>
+  return %a : tensor<4xf32>
+}
+//--- vector.mlir
+func.func @f(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %m = memref.alloc() : memref<8xf32>
+  %c4 = arith.constant 4 : index
+  %v = vector.load %m[%c4] : memref<8xf32>, vector<8xf32>
+  memref.dealloc %m : memref<8xf32>
+  return %a : tensor<8xf32>
 }
