@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -333,13 +334,57 @@ OperandRoles rolesOf(Operation *op) {
   return r;
 }
 
-/// The index of `v` among `func`'s arguments, if it is one.
-std::optional<unsigned> argIndex(func::FuncOp func, Value v) {
-  auto arg = dyn_cast_or_null<BlockArgument>(v);
-  if (!arg || arg.getOwner() != &func.getBody().front())
-    return std::nullopt;
-  return arg.getArgNumber();
-}
+/// An entry function and the functions it reaches (a model's layers are
+/// calls of private functions), with the call sites of each, so that a
+/// value inside any of them can be traced back to an entry argument.
+struct EntryView {
+  func::FuncOp entry;
+  SmallVector<func::FuncOp> functions;
+  llvm::DenseMap<Operation *, SmallVector<func::CallOp>> calls;
+
+  explicit EntryView(func::FuncOp entry)
+      : entry(entry), functions(reachedFunctions(entry)) {
+    SymbolTableCollection symbols;
+    for (func::FuncOp f : functions)
+      f.walk([&](func::CallOp call) {
+        if (auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                call, call.getCalleeAttr()))
+          calls[callee].push_back(call);
+      });
+  }
+
+  /// The index of the entry argument `v` is: the argument itself, or an
+  /// argument of a reached function that every call of it passes the same
+  /// entry argument (or such an argument) for.
+  std::optional<unsigned> argIndex(Value v, int depth = 0) const {
+    auto arg = dyn_cast_or_null<BlockArgument>(v);
+    if (!arg)
+      return std::nullopt;
+    auto owner = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!owner || arg.getOwner() != &owner.getBody().front())
+      return std::nullopt;
+    if (owner == entry)
+      return arg.getArgNumber();
+    auto it = calls.find(owner);
+    if (it == calls.end() || depth > 64)
+      return std::nullopt;
+    std::optional<unsigned> found;
+    for (func::CallOp call : it->second) {
+      std::optional<unsigned> i =
+          argIndex(call.getOperand(arg.getArgNumber()), depth + 1);
+      if (!i || (found && *found != *i))
+        return std::nullopt;
+      found = i;
+    }
+    return found;
+  }
+
+  /// Walks every reached function.
+  template <typename Fn> void walk(Fn &&fn) const {
+    for (func::FuncOp f : functions)
+      f.walk(fn);
+  }
+};
 
 HostTensor tensorFor(Type type) {
   auto t = cast<RankedTensorType>(type);
@@ -355,12 +400,12 @@ struct GatherIndex {
   int64_t size;
 };
 
-std::vector<GatherIndex> gatherIndices(func::FuncOp func) {
+std::vector<GatherIndex> gatherIndices(const EntryView &view) {
   std::vector<GatherIndex> found;
-  func.walk([&](tensor::ExtractOp x) {
+  view.walk([&](tensor::ExtractOp x) {
     if (!(x->getParentOfType<SdpaOp>() || x->getParentOfType<MhaOp>()))
       return;
-    std::optional<unsigned> table = argIndex(func, x.getTensor());
+    std::optional<unsigned> table = view.argIndex(x.getTensor());
     if (!table)
       return;
     for (auto [d, idx] : llvm::enumerate(x.getIndices())) {
@@ -373,7 +418,7 @@ std::vector<GatherIndex> gatherIndices(func::FuncOp func) {
       }
       auto source = v.getDefiningOp<tensor::ExtractOp>();
       std::optional<unsigned> ids =
-          source ? argIndex(func, source.getTensor()) : std::nullopt;
+          source ? view.argIndex(source.getTensor()) : std::nullopt;
       if (ids)
         found.push_back(
             {*ids, *table, d,
@@ -420,12 +465,13 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
 
   unsigned n = func.getNumArguments();
   std::vector<std::optional<HostTensor>> args(n);
+  EntryView view(func);
   auto assign = [&](Value v, HostTensor &&t) {
-    if (std::optional<unsigned> i = argIndex(func, v); i && !args[*i])
+    if (std::optional<unsigned> i = view.argIndex(v); i && !args[*i])
       args[*i] = std::move(t);
   };
 
-  func.walk([&](Operation *op) {
+  view.walk([&](Operation *op) {
     if (!isa<SdpaOp, MhaOp, GatOp, GatV2Op>(op))
       return;
     OperandRoles r = rolesOf(op);
@@ -469,7 +515,7 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
   // Integer tensors a mask_mod reads at q_idx or kv_idx are per-token
   // labels (document ids): non-decreasing runs along their last dimension,
   // as packed sequences have them.
-  func.walk([&](Operation *op) {
+  view.walk([&](Operation *op) {
     Region *maskMod = nullptr;
     if (auto sdpa = dyn_cast<SdpaOp>(op))
       maskMod = &sdpa.getMaskMod();
@@ -517,7 +563,7 @@ mlir::attn::generateInputs(func::FuncOp func, uint64_t seed, double magnitude) {
   }
   // Generated values a region indexes another input with stay inside it
   // (min keeps document ids non-decreasing).
-  for (const GatherIndex &g : gatherIndices(func)) {
+  for (const GatherIndex &g : gatherIndices(view)) {
     HostTensor &ids = result[g.ids];
     for (int64_t e = 0; e < ids.numElements(); ++e)
       ids.setInt(e, std::clamp<int64_t>(ids.getInt(e), 0,
@@ -538,6 +584,7 @@ mlir::attn::validateInputs(func::FuncOp func,
       text += " (" + sources[i] + ")";
     return text;
   };
+  EntryView view(func);
   // Shapes and dtypes first: the contents checks below index by them.
   if (inputs.size() != func.getNumArguments())
     return createStringError("@%s takes %u inputs, got %zu",
@@ -564,15 +611,14 @@ mlir::attn::validateInputs(func::FuncOp func,
   // reference's doubles).
   {
     llvm::Error err = llvm::Error::success();
-    func.walk([&](SdpaOp op) {
-      auto q = dyn_cast<BlockArgument>(op.getQuery());
-      auto k = dyn_cast<BlockArgument>(op.getKey());
-      if (err || !q || !k || q.getOwner()->getParentOp() != func ||
-          k.getOwner()->getParentOp() != func)
+    view.walk([&](SdpaOp op) {
+      std::optional<unsigned> q = view.argIndex(op.getQuery()),
+                              k = view.argIndex(op.getKey());
+      if (err || !q || !k)
         return;
       // The inputs are finite here (checked above): summarize's absMax.
-      double mq = summarize(*inputs[q.getArgNumber()]).absMax,
-             mk = summarize(*inputs[k.getArgNumber()]).absMax;
+      double mq = summarize(*inputs[*q]).absMax,
+             mk = summarize(*inputs[*k]).absMax;
       int64_t e = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(3);
       double bound = mq * mk * double(e) * op.getEffectiveScale();
       if (bound > 0.5 * double(std::numeric_limits<float>::max()))
@@ -580,7 +626,7 @@ mlir::attn::validateInputs(func::FuncOp func,
             "%s and input %u: |q| up to %g and |k| up to %g over E = %lld "
             "(scale %g) allow scores up to %g, past f32's 3.4e38 where the "
             "kernels compute them",
-            name(q.getArgNumber()).c_str(), k.getArgNumber(), mq, mk,
+            name(*q).c_str(), *k, mq, mk,
             (long long)e, op.getEffectiveScale(), bound);
     });
     if (err)
@@ -590,7 +636,7 @@ mlir::attn::validateInputs(func::FuncOp func,
   // (`table[ids[kv_idx]]`): every value of the index input must lie in the
   // indexed dimension (compiled code clamps such indices; the reference
   // would stop at the first bad one, after the compiled call).
-  for (const GatherIndex &g : gatherIndices(func)) {
+  for (const GatherIndex &g : gatherIndices(view)) {
     const HostTensor &values = *inputs[g.ids];
     for (int64_t e = 0; e < values.numElements(); ++e)
       if (values.getInt(e) < 0 || values.getInt(e) >= g.size)
@@ -602,18 +648,18 @@ mlir::attn::validateInputs(func::FuncOp func,
   }
 
   llvm::Error err = llvm::Error::success();
-  func.walk([&](Operation *op) {
+  view.walk([&](Operation *op) {
     if (!isa<SdpaOp, MhaOp, GatOp, GatV2Op>(op) || err)
       return;
     OperandRoles r = rolesOf(op);
     auto input = [&](Value v) -> const HostTensor * {
-      std::optional<unsigned> i = argIndex(func, v);
+      std::optional<unsigned> i = view.argIndex(v);
       return i ? inputs[*i] : nullptr;
     };
     // "attn.sdpa: row_ptr (@f input 3 (rp.npy))".
     std::string opName = op->getName().getStringRef().str();
     auto role = [&](Value v, llvm::StringRef what) {
-      return opName + ": " + what.str() + " (" + name(*argIndex(func, v)) + ")";
+      return opName + ": " + what.str() + " (" + name(*view.argIndex(v)) + ")";
     };
     if (const HostTensor *len = input(r.kvLengths))
       for (int64_t b = 0; b < len->numElements() && !err; ++b)

@@ -14,6 +14,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -200,7 +201,27 @@ llvm::Error mlir::attn::checkCallable(Operation *op) {
         "results are statically shaped tensors of f32, f64, f16, bf16, i32 "
         "or i64",
         func.getName().str().c_str());
+  if (auto entry = dyn_cast<func::FuncOp>(op)) {
+    for (func::FuncOp reached : reachedFunctions(entry))
+      if (llvm::Error err = checkStaticSizes(reached))
+        return err;
+    return llvm::Error::success();
+  }
   return checkStaticSizes(op);
+}
+
+SmallVector<func::FuncOp> mlir::attn::reachedFunctions(func::FuncOp entry) {
+  SmallVector<func::FuncOp> order{entry};
+  llvm::SmallPtrSet<Operation *, 8> seen{entry};
+  SymbolTableCollection symbols;
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i].walk([&](func::CallOp call) {
+      auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (callee && !callee.isExternal() && seen.insert(callee).second)
+        order.push_back(callee);
+    });
+  return order;
 }
 
 std::unique_ptr<MLIRContext> mlir::attn::createRuntimeContext() {

@@ -14,6 +14,7 @@
 
 #include "lib/Runtime/Tensor.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
@@ -54,9 +55,15 @@ llvm::Error checkTensorType(const HostTensor &tensor, Type declared,
 llvm::Error checkStaticSizes(Operation *func);
 
 /// Whether the runtime can call `func` (a function op): arguments and
-/// results statically shaped tensors of a host dtype, and checkStaticSizes.
-/// The error says which rule it breaks.
+/// results statically shaped tensors of a host dtype, and checkStaticSizes
+/// of it and of every function it reaches (reachedFunctions). The error
+/// says which rule it breaks.
 llvm::Error checkCallable(Operation *func);
+
+/// `entry` and every function with a body it reaches through func.call,
+/// each once, `entry` first (a model's layers are calls of private
+/// functions: what holds for the entry point holds for them).
+llvm::SmallVector<func::FuncOp> reachedFunctions(func::FuncOp entry);
 
 /// A context with every dialect the runtime's pipelines need, loaded.
 std::unique_ptr<MLIRContext> createRuntimeContext();

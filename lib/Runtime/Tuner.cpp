@@ -35,24 +35,27 @@ std::string mlir::attn::tuningTarget(const CpuTarget &target) {
                                  : target.cpu + " " + target.features;
 }
 
-std::string mlir::attn::tuningKey(func::FuncOp func) {
+std::string mlir::attn::tuningKey(func::FuncOp entry) {
   std::string key;
   llvm::raw_string_ostream os(key);
-  func.walk([&](Operation *op) {
-    if (!isa<AttnDialect>(op->getDialect()))
-      return;
-    if (!key.empty())
-      os << "; ";
-    // Attributes by name, without the operand-segment bookkeeping.
-    SmallVector<NamedAttribute> attrs;
-    for (NamedAttribute a : op->getAttrDictionary())
-      if (a.getName() != "operandSegmentSizes")
-        attrs.push_back(a);
-    os << op->getName().stripDialect() << " "
-       << DictionaryAttr::get(op->getContext(), attrs);
-    for (Type t : op->getOperandTypes())
-      os << " " << t;
-  });
+  // The attn ops of the functions it calls too (a model's layers).
+  for (func::FuncOp func : reachedFunctions(entry)) {
+    func.walk([&](Operation *op) {
+      if (!isa<AttnDialect>(op->getDialect()))
+        return;
+      if (!key.empty())
+        os << "; ";
+      // Attributes by name, without the operand-segment bookkeeping.
+      SmallVector<NamedAttribute> attrs;
+      for (NamedAttribute a : op->getAttrDictionary())
+        if (a.getName() != "operandSegmentSizes")
+          attrs.push_back(a);
+      os << op->getName().stripDialect() << " "
+         << DictionaryAttr::get(op->getContext(), attrs);
+      for (Type t : op->getOperandTypes())
+        os << " " << t;
+    });
+  }
   return key;
 }
 

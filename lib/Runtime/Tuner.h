@@ -38,9 +38,10 @@ struct TileChoice {
 std::string tuningTarget(const CpuTarget &target);
 
 /// What a tuning is keyed by inside a target and thread count: every attn op of
-/// `func` with its attributes and operand types, in order (`sdpa
-/// {mask=causal} 1x8x4096x64xf32 ...; ...`). Weights and batch values do not
-/// enter it.
+/// `func` and of the functions it calls (reachedFunctions: a model's layer
+/// functions, each once) with its attributes and operand types, in order
+/// (`sdpa {mask=causal} 1x8x4096x64xf32 ...; ...`). Weights and batch values
+/// do not enter it.
 std::string tuningKey(func::FuncOp func);
 
 /// The cache file: `{"version": 1, "entries": [{"cpu" (tuningTarget), "key", "threads",

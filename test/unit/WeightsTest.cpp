@@ -125,7 +125,7 @@ TEST_F(WeightsTest, RejectsMalformedFiles) {
                               R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                               R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
                               f32))
-                .find("overlaps"),
+                .find("tensor 'b': data overlaps another tensor's"),
             std::string::npos);
   EXPECT_NE(error(path("missing")).find("cannot open"), std::string::npos);
   // Bytes of no tensor, metadata that is not strings, offsets that are not
@@ -140,6 +140,13 @@ TEST_F(WeightsTest, RejectsMalformedFiles) {
                               R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
                               f32))
                 .find("bytes 0.. of the 16-byte data section belong to no "
+                      "tensor"),
+            std::string::npos);
+  EXPECT_NE(error(safetensors("middle-gap",
+                              R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                              R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                              f32))
+                .find("bytes 4.. of the 16-byte data section belong to no "
                       "tensor"),
             std::string::npos);
   EXPECT_NE(error(safetensors("metadata",

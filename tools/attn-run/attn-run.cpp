@@ -157,30 +157,45 @@ static int fail(llvm::Error err) {
 /// and the verifier's to check. Indices computed at run time are not
 /// bounded here (docs/Design.md, "What attn-run will not run").
 static LogicalResult checkRunnable(ModuleOp module) {
-  // The value of an integer computed from constants only (a short chain).
-  std::function<std::optional<int64_t>(Value, int)> constantIndex =
-      [&](Value v, int depth) -> std::optional<int64_t> {
+  // The value of an integer computed from constants only (a short chain),
+  // at its own width (index: 64 bits), wrapping as the arithmetic does;
+  // index_cast sign-extends, index_castui zero-extends.
+  std::function<std::optional<llvm::APInt>(Value, int)> constantInt =
+      [&](Value v, int depth) -> std::optional<llvm::APInt> {
+    unsigned width = v.getType().isIndex() ? 64
+                     : v.getType().isInteger()
+                         ? v.getType().getIntOrFloatBitWidth()
+                         : 0;
     llvm::APInt value;
+    if (!width)
+      return std::nullopt;
     if (matchPattern(v, m_ConstantInt(&value)))
-      return value.getSExtValue();
+      return value.sextOrTrunc(width);
     Operation *def = v.getDefiningOp();
     if (!def || depth > 16)
       return std::nullopt;
-    if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
-      return constantIndex(def->getOperand(0), depth + 1);
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def)) {
+      std::optional<llvm::APInt> from = constantInt(def->getOperand(0), depth + 1);
+      if (!from)
+        return std::nullopt;
+      return isa<arith::IndexCastOp>(def) ? from->sextOrTrunc(width)
+                                          : from->zextOrTrunc(width);
+    }
     if (!isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def))
       return std::nullopt;
-    std::optional<int64_t> a = constantIndex(def->getOperand(0), depth + 1),
-                           b = constantIndex(def->getOperand(1), depth + 1);
-    if (!a || !b)
+    std::optional<llvm::APInt> x = constantInt(def->getOperand(0), depth + 1),
+                               y = constantInt(def->getOperand(1), depth + 1);
+    if (!x || !y)
       return std::nullopt;
-    int64_t r;
-    bool overflow = isa<arith::AddIOp>(def)   ? llvm::AddOverflow(*a, *b, r)
-                    : isa<arith::SubIOp>(def) ? llvm::SubOverflow(*a, *b, r)
-                                              : llvm::MulOverflow(*a, *b, r);
-    if (overflow)
+    return isa<arith::AddIOp>(def)   ? *x + *y
+           : isa<arith::SubIOp>(def) ? *x - *y
+                                     : *x * *y;
+  };
+  auto constantIndex = [&](Value v, int depth) -> std::optional<int64_t> {
+    std::optional<llvm::APInt> i = constantInt(v, depth);
+    if (!i || i->getBitWidth() > 64)
       return std::nullopt;
-    return r;
+    return i->getSExtValue();
   };
   // `indices` (known ones) into `type`; `extent[d]` elements from each (a
   // vector's trailing dims), 1 elsewhere.
@@ -206,6 +221,12 @@ static LogicalResult checkRunnable(ModuleOp module) {
       }
     }
     return success();
+  };
+  // The elements a vector access spans from its indices: the vector's
+  // shape, or one element of a memref of vectors.
+  auto vectorExtent = [](MemRefType memref, VectorType vector) {
+    return isa<VectorType>(memref.getElementType()) ? ArrayRef<int64_t>{}
+                                                    : vector.getShape();
   };
   auto known = [&](ValueRange values) {
     SmallVector<std::optional<int64_t>> out;
@@ -250,10 +271,10 @@ static LogicalResult checkRunnable(ModuleOp module) {
                         affineIndices(st.getAffineMap(), st.getMapOperands()));
     else if (auto l = dyn_cast<vector::LoadOp>(op))
       ok = checkIndices(op, l.getMemRefType(), known(l.getIndices()),
-                        l.getVectorType().getShape());
+                        vectorExtent(l.getMemRefType(), l.getVectorType()));
     else if (auto st = dyn_cast<vector::StoreOp>(op))
       ok = checkIndices(op, st.getMemRefType(), known(st.getIndices()),
-                        st.getVectorType().getShape());
+                        vectorExtent(st.getMemRefType(), st.getVectorType()));
     else if (isa<cf::AssertOp>(op))
       ok = emitError(op->getLoc(), "attn-run does not run cf.assert: a failing "
                          "assertion aborts the process");

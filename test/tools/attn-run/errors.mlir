@@ -44,6 +44,11 @@
 // ASSERT: assert.mlir:3:3: error: attn-run does not run cf.assert: a failing assertion aborts the process
 // RUN: not attn-run %t/rec.mlir 2>&1 | FileCheck %s --check-prefix=REC
 // REC: rec.mlir:6:8: error: @g is called recursively: attn-run runs no recursion (the stack would overflow)
+// A call chain too deep for a recursive search (30 000 functions, the last
+// calling the first) is the same one error, not a stack overflow.
+// RUN: %python %t/make_chain.py > %t/chain.mlir
+// RUN: not attn-run %t/chain.mlir 2>&1 | FileCheck %s --check-prefix=CHAIN
+// CHAIN: chain.mlir:{{[0-9]+}}:8: error: @f0 is called recursively
 // ALLDUMP: attn-run: error: --input and --dump-dir need a single function, not --all
 // NOFILE: attn-run: error: cannot open input file '{{.*}}missing.mlir'
 // PARSE: bad.mlir:2:{{[0-9]+}}: error: 'attn.sdpa' op expects one batch size, got query 1, key 2, value 2
@@ -116,3 +121,15 @@ func.func @f(%a: tensor<8xf32>) -> tensor<8xf32> {
   memref.dealloc %m : memref<8xf32>
   return %a : tensor<8xf32>
 }
+//--- make_chain.py
+n = 30000
+t = "tensor<4xf32>"
+for i in range(n):
+    print(f"func.func private @f{i}(%a: {t}) -> {t} {{")
+    print(f"  %r = call @f{(i + 1) % n}(%a) : ({t}) -> {t}")
+    print(f"  return %r : {t}")
+    print("}")
+print(f"func.func @main(%a: {t}) -> {t} {{")
+print(f"  %r = call @f0(%a) : ({t}) -> {t}")
+print(f"  return %r : {t}")
+print("}")
