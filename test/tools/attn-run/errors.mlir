@@ -48,7 +48,7 @@
 // calling the first) is the same one error, not a stack overflow.
 // RUN: %python %t/make_chain.py > %t/chain.mlir
 // RUN: not attn-run %t/chain.mlir 2>&1 | FileCheck %s --check-prefix=CHAIN
-// CHAIN: chain.mlir:{{[0-9]+}}:8: error: @f0 is called recursively
+// CHAIN: {{.*}}:{{[0-9]+}}:8: error: @f0 is called recursively
 // ALLDUMP: attn-run: error: --input and --dump-dir need a single function, not --all
 // NOFILE: attn-run: error: cannot open input file '{{.*}}missing.mlir'
 // PARSE: bad.mlir:2:{{[0-9]+}}: error: 'attn.sdpa' op expects one batch size, got query 1, key 2, value 2
