@@ -148,8 +148,9 @@ static int fail(llvm::Error err) {
 }
 
 /// Code attn-run would run to a signal rather than an error: an index known
-/// at compile time (a constant, or integer arithmetic of constants) outside
-/// a static tensor or memref, read or written by tensor.extract / insert,
+/// at compile time (a constant, arith.addi / subi / muli and index casts of
+/// constants, an affine.load / store map of them) outside a static tensor
+/// or memref, read or written by tensor.extract / insert,
 /// memref.load / store, affine.load / store or vector.load / store (whose
 /// vector must fit too), a read outside the buffer; a cf.assert (a failing
 /// one aborts the process); a function that calls itself (the stack
@@ -166,9 +167,9 @@ static LogicalResult checkRunnable(ModuleOp module) {
                      : v.getType().isInteger()
                          ? v.getType().getIntOrFloatBitWidth()
                          : 0;
-    llvm::APInt value;
     if (!width)
       return std::nullopt;
+    llvm::APInt value;
     if (matchPattern(v, m_ConstantInt(&value)))
       return value.sextOrTrunc(width);
     Operation *def = v.getDefiningOp();
