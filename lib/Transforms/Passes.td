@@ -401,11 +401,20 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       reductions reduce a whole row;
     - transposes of the two innermost dimensions (`K^T`): blocks of one
       register's lanes squared (16 x 16 on AVX-512, 8 x 8 on AVX2);
-    - a `linalg.fill` that only initialises a contraction's accumulator (a
-      linear layer, GAT's projection) is fused into the contraction's tiles
-      (tile-and-fuse along the parallel dimensions): each register tile
-      starts from the fill value instead of reading back an output that a
-      separate pass zeroed;
+    - the producer of a contraction's accumulator is fused into the
+      contraction's tiles (tile-and-fuse along the parallel dimensions): a
+      `linalg.fill` (a linear layer, GAT's projection, the scores `Q K^T`;
+      a fill that other ops read too stays for them), so that each register
+      tile starts from the fill value instead of reading back an output that
+      a separate pass zeroed, and an elementwise op that only the
+      contraction reads (the online softmax's rescale `a * acc` before
+      `acc += P V`), so that each tile scales its accumulator in registers
+      instead of a separate pass over the whole accumulator;
+    - a contraction whose rows have no divisor within one of the register
+      tile's rows (64 query rows and AVX2's 6-row tiles) is split into the
+      rows of whole register tiles and the rest (60 + 4 rows), each with its
+      own slice of the accumulator's producer: 4-row tiles everywhere would
+      leave 8 accumulators, which is no latency slack for two FMA units;
     - tile sizes divide the dimensions, so every vector is static: the
       largest divisor not above the target that is a whole number of
       registers, else a power of two, else any divisor; an op that does not
@@ -443,8 +452,9 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
            "threads (1: none)">
   ];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

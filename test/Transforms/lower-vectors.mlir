@@ -1,15 +1,18 @@
 // RUN: attn-opt %s --split-input-file --attn-lower-vectors | FileCheck %s
 
-// The accumulator of a reduction loop is hoisted into loop-carried registers
-// and the contraction lowered to outer products (FMAs).
+// The accumulator of a reduction loop is hoisted into loop-carried registers,
+// the loop unrolled by 4 (four outer-product steps per iteration keep both
+// FMA units fed) and the contraction lowered to outer products (FMAs).
 
 // CHECK-LABEL: func @accumulate
 // CHECK-SAME: %[[C:[a-z0-9]+]]: memref<8x32xf32>
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
 // CHECK: %[[INIT:.+]] = vector.transfer_read %[[C]]
-// CHECK: %[[RES:.+]] = scf.for {{.*}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (vector<8x32xf32>)
+// CHECK: %[[RES:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C4]] iter_args(%[[ACC:.+]] = %[[INIT]]) -> (vector<8x32xf32>)
 // CHECK-NOT: vector.transfer_read %[[C]]
 // CHECK-NOT: vector.contract
-// CHECK:   vector.fma
+// CHECK-COUNT-32: vector.fma
+// CHECK-NOT: vector.fma
 // CHECK-NOT: vector.transfer_write
 // CHECK: }
 // CHECK: vector.transfer_write %[[RES]], %[[C]]

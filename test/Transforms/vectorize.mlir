@@ -8,10 +8,17 @@
 
 // The register tiles come from the function's target (attn-set-target):
 // AVX-512 (x86-64-v4: 16 lanes, 32 registers) 8 x 32, AVX2 (x86-64-v3: 8
-// lanes, 16 registers) 6 x 16 (here 4 x 16: 6 does not divide 64), NEON
-// 8 x 8.
+// lanes, 16 registers) 6 x 16, NEON 8 x 8. 6 does not divide 64 and 4-row
+// tiles would leave 8 accumulators (no latency slack): the 64 rows split
+// into 60 rows of 6 x 16 tiles and 4 rows of 4 x 16, inserted back in turn.
 // AVX2-LABEL: func @contraction
-// AVX2: vector.contract {{.*}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+// AVX2: %[[BULK:.+]] = scf.for %{{.+}} = %c0 to %c60 step %c6
+// AVX2:   vector.contract {{.*}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+// AVX2: %[[FIRST:.+]] = tensor.insert_slice %[[BULK]] into %{{.+}}[0, 0] [60, 64] [1, 1]
+// AVX2: %[[REST:.+]] = tensor.extract_slice %[[FIRST]][60, 0] [4, 64] [1, 1]
+// AVX2: %[[TAIL:.+]] = scf.for {{.*}} iter_args(%{{.+}} = %[[REST]])
+// AVX2:   vector.contract {{.*}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+// AVX2: tensor.insert_slice %[[TAIL]] into %[[FIRST]][60, 0] [4, 64] [1, 1]
 // AVX2-LABEL: func @contraction48
 // AVX2: vector.contract {{.*}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
 // NEON-LABEL: func @contraction
@@ -172,4 +179,81 @@ func.func @fill_fused(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64
     linalg.yield %s : f32
   } -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// The online softmax's step: the rescale a * acc feeds only the P V
+// contraction and is fused into its register tiles (each tile scales its
+// accumulator in registers, no pass over the whole accumulator), and the
+// zero fill of the scores, which the loop init shares after CSE, is fused
+// into the Q K^T tiles while the loop init keeps its own vectorized fill.
+// On AVX2 both contractions split 60 + 4 rows, each part with its own slice
+// of the rescale.
+
+// CHECK-LABEL: func @online_step
+// CHECK: scf.for %{{.+}} = %c0 to %c64 step %c1 iter_args(%{{.+}} = %[[EMPTY:.+]]) -> (tensor<64x64xf32>)
+// CHECK:     vector.transfer_write %cst{{.*}} : vector<1x64xf32>, tensor<1x64xf32>
+// CHECK: scf.for %{{.+}} = %c0 to %c8 step %c1
+// CHECK:   scf.for %{{.+}} = %c0 to %c64 step %c8
+// CHECK:     scf.for %{{.+}} = %c0 to %c64 step %c32
+// CHECK:       vector.transfer_write %cst{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK:       vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:     scf.for %{{.+}} = %c0 to %c64 step %c8
+// CHECK:       scf.for %{{.+}} = %c0 to %c64 step %c32
+// CHECK:         %[[ALPHA:.+]] = vector.transfer_read %{{.+}} : tensor<8xf32>, vector<8xf32>
+// CHECK:         %[[ACC:.+]] = vector.transfer_read %{{.+}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK:         %[[SCALED:.+]] = arith.mulf %[[ACC]], %{{.+}} : vector<8x32xf32>
+// CHECK:         %[[START:.+]] = vector.transfer_write %[[SCALED]]
+// CHECK:         scf.for {{.*}} iter_args(%{{.+}} = %[[START]])
+// CHECK:           vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK-NOT: linalg.
+
+// AVX2-LABEL: func @online_step
+// AVX2: scf.for %{{.+}} = %c0 to %c8 step %c1
+// AVX2:   scf.for %{{.+}} = %c0 to %c60 step %c6
+// AVX2:     vector.transfer_write %cst{{.*}} : vector<6x16xf32>, tensor<6x16xf32>
+// AVX2:   scf.for %{{.+}} = %c0 to %c64 step %c16
+// AVX2:     vector.transfer_write %cst{{.*}} : vector<4x16xf32>, tensor<4x16xf32>
+// AVX2:   scf.for %{{.+}} = %c0 to %c60 step %c6
+// AVX2:     arith.mulf %{{.+}} : vector<6x16xf32>
+// AVX2:   scf.for %{{.+}} = %c0 to %c64 step %c16
+// AVX2:     arith.mulf %{{.+}} : vector<4x16xf32>
+func.func @online_step(%q: tensor<64x64xf32>, %kt: tensor<8x64x64xf32>, %v: tensor<8x64x64xf32>, %alpha: tensor<8x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %e = tensor.empty() : tensor<64x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = scf.for %t = %c0 to %c8 step %c1 iter_args(%acc = %init) -> (tensor<64x64xf32>) {
+    %k = tensor.extract_slice %kt[%t, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<8x64x64xf32> to tensor<64x64xf32>
+    %vt = tensor.extract_slice %v[%t, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<8x64x64xf32> to tensor<64x64xf32>
+    %a = tensor.extract_slice %alpha[%t, 0] [1, 64] [1, 1] : tensor<8x64xf32> to tensor<64xf32>
+    %s = linalg.generic {indexing_maps = [affine_map<(i, j, e) -> (i, e)>, affine_map<(i, j, e) -> (e, j)>, affine_map<(i, j, e) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%q, %k : tensor<64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<64x64xf32>) {
+    ^bb0(%x: f32, %y: f32, %z: f32):
+      %m = arith.mulf %x, %y : f32
+      %n = arith.addf %z, %m : f32
+      linalg.yield %n : f32
+    } -> tensor<64x64xf32>
+    %scaled = linalg.generic {indexing_maps = [affine_map<(i, d) -> (i)>, affine_map<(i, d) -> (i, d)>],
+                              iterator_types = ["parallel", "parallel"]}
+        ins(%a : tensor<64xf32>) outs(%acc : tensor<64x64xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %m = arith.mulf %y, %x : f32
+      linalg.yield %m : f32
+    } -> tensor<64x64xf32>
+    %next = linalg.generic {indexing_maps = [affine_map<(i, d, j) -> (i, j)>, affine_map<(i, d, j) -> (j, d)>, affine_map<(i, d, j) -> (i, d)>],
+                            iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %vt : tensor<64x64xf32>, tensor<64x64xf32>) outs(%scaled : tensor<64x64xf32>) {
+    ^bb0(%x: f32, %y: f32, %z: f32):
+      %m = arith.mulf %x, %y : f32
+      %n = arith.addf %z, %m : f32
+      linalg.yield %n : f32
+    } -> tensor<64x64xf32>
+    scf.yield %next : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
 }
