@@ -424,24 +424,27 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   // maximum's NaN and signed-zero rules cost a compare and blends per step.
   Value tileMax =
       buildLastDimReduction<arith::MaxNumFOp>(b, loc, scores, negInf);
+  // Also the row's exp offset: m', or 0 while m' is -inf (every score of the
+  // row masked so far), so that exp(S - offset) is exp(-inf) = 0 there
+  // without a per-element guard.
   auto maxUpdate = linalg::GenericOp::create(
-      b, loc, TypeRange{state.rowMax.getType(), tileMax.getType()},
+      b, loc,
+      TypeRange{state.rowMax.getType(), tileMax.getType(), tileMax.getType()},
       ValueRange{tileMax},
-      ValueRange{state.rowMax, buildEmpty(b, loc, {tile[0]}, f)},
-      ArrayRef<AffineMap>{id1, id1, id1}, parallel(1),
+      ValueRange{state.rowMax, buildEmpty(b, loc, {tile[0]}, f),
+                 buildEmpty(b, loc, {tile[0]}, f)},
+      ArrayRef<AffineMap>{id1, id1, id1, id1}, parallel(1),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value newMax = arith::MaxNumFOp::create(nb, nloc, args[1], args[0]);
+        Value empty = arith::CmpFOp::create(
+            nb, nloc, arith::CmpFPredicate::OEQ, newMax, negInf);
+        Value offset = arith::SelectOp::create(nb, nloc, empty, zero, newMax);
         linalg::YieldOp::create(
             nb, nloc,
-            ValueRange{newMax, guardedExp(nb, nloc, args[1], newMax)});
+            ValueRange{newMax, guardedExp(nb, nloc, args[1], newMax), offset});
       });
-  Value newMax = maxUpdate.getResult(0), alpha = maxUpdate.getResult(1);
-
-  // P = exp(S - m').
-  Value probs = buildMap(b, loc, tile, ValueRange{scores, newMax}, {id2, row2},
-                         [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                           return guardedExp(nb, nloc, args[0], args[1]);
-                         });
+  Value newMax = maxUpdate.getResult(0), alpha = maxUpdate.getResult(1),
+        offset = maxUpdate.getResult(2);
 
   // x *= a[row], in place.
   auto rescale = [&](Value x, AffineMap alphaMap) {
@@ -451,6 +454,15 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
           return arith::MulFOp::create(nb, nloc, args[1], args[0]);
         });
   };
+  // P = exp(S - offset).
+  Value probs = buildMap(b, loc, tile, ValueRange{scores, offset}, {id2, row2},
+                         [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                           return math::ExpOp::create(
+                                      nb, nloc,
+                                      arith::SubFOp::create(nb, nloc, args[0],
+                                                            args[1]))
+                               .getResult();
+                         });
   // l' = a l + rowsum(P).
   Value newSum =
       linalg::GenericOp::create(

@@ -47,12 +47,18 @@
 // CHECK:         arith.cmpi slt, %{{.+}}, %[[C10]]
 // CHECK:         arith.select %{{.+}}, %{{.+}}, %[[NEGINF]]
 // CHECK:     }
-// Online softmax: row max, rescale factor, probabilities, sum and accumulator
-// updated in place of the loop-carried state.
-// CHECK:     %[[NEW:.+]]:2 = linalg.generic {{.*}} ins(%{{.+}} : tensor<4xf32>) outs(%[[M]], %{{.+}} : tensor<4xf32>, tensor<4xf32>)
+// Online softmax: row max, rescale factor and the row's exp offset (m', or 0
+// while m' is -inf: one select per row), probabilities (no per-score guard),
+// sum and accumulator updated in place of the loop-carried state.
+// CHECK:     %[[NEW:.+]]:3 = linalg.generic {{.*}} ins(%{{.+}} : tensor<4xf32>) outs(%[[M]], %{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
 // CHECK:       math.exp
-// CHECK:     %[[P:.+]] = linalg.generic {{.*}} ins(%[[SC]], %[[NEW]]#0 :
-// CHECK:       math.exp
+// CHECK:       arith.cmpf oeq
+// CHECK:       arith.select
+// CHECK:     %[[P:.+]] = linalg.generic {{.*}} ins(%[[SC]], %[[NEW]]#2 :
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    arith.subf
+// CHECK-NEXT:    math.exp
+// CHECK-NEXT:    linalg.yield
 // CHECK:     linalg.generic {{.*}} ins(%[[NEW]]#1 : tensor<4xf32>) outs(%[[S]] : tensor<4xf32>)
 // CHECK:     linalg.generic {{.*}} ins(%[[P]] :
 // CHECK:     linalg.generic {{.*}} ins(%[[NEW]]#1 : tensor<4xf32>) outs(%[[ACC]] : tensor<4x8xf32>)
