@@ -121,8 +121,10 @@ OnlineSoftmaxState buildOnlineSoftmaxInit(OpBuilder &b, Location loc,
 /// masked) and its values (cols x Ev):
 ///   m' = max(m, rowmax(S)),  a = exp(m - m'),  P = exp(S - m'),
 ///   l' = a l + rowsum(P),    acc' = a acc + P V,
-/// with a = 0 and P = 0 while m' = -inf (rows with no allowed key yet), so
-/// exp(-inf - -inf) is never evaluated into the result.
+/// with a = 0 while m' = -inf (rows with no allowed key yet) and P = exp(S -
+/// 0) on such rows (their scores are -inf: P = 0), so exp(-inf - -inf) is
+/// never evaluated into the result; the offset is chosen once per row, not
+/// guarded per score.
 /// `valuesMap` reads the values over the iteration space (row i, value
 /// column d, score column j) of `acc += P V`; by default values are a plain
 /// `cols x Ev` matrix, (i, d, j) -> (j, d). GAT passes per-head values

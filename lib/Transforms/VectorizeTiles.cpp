@@ -234,14 +234,17 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     return producer;
   }
 
-  /// Tiles contraction `op` along `sizes` (parallel dims only) and fuses the
-  /// linalg.fill of its accumulator into the tile loops: each tile fills its
-  /// own accumulator right before accumulating into it (the loops' init is
-  /// the fill's empty tensor), instead of a separate pass zeroing the whole
-  /// output, which the tiles then read back from memory. Returns the tiled
-  /// contraction and the tiled fill.
+  /// Tiles contraction `op` along `sizes` (parallel dims only) and fuses
+  /// `init`, the producer of its accumulator (a fill or an elementwise op,
+  /// isFusableInit), into the tile loops: each tile computes its own
+  /// accumulator right before accumulating into it (the loops' init is the
+  /// producer's destination), instead of a separate pass over the whole
+  /// output, which the tiles then read back from memory. Only `init` is
+  /// fused (not what produces its own destination). Returns the tiled
+  /// contraction and the tiled producer.
   FailureOr<std::pair<Operation *, Operation *>>
-  tileWithFill(IRRewriter &rewriter, Operation *op, ArrayRef<int64_t> sizes,
+  tileWithFill(IRRewriter &rewriter, Operation *op, Operation *init,
+               ArrayRef<int64_t> sizes,
                scf::SCFTilingOptions::LoopType loopType) {
     scf::SCFTileAndFuseOptions options;
     scf::SCFTilingOptions tiling;
@@ -249,9 +252,9 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     tiling.setLoopType(loopType);
     options.setTilingOptions(tiling);
     options.setFusionControlFn(
-        [](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+        [init](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
             -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          if (!isDestination || !isFusableInit(producer.getOwner()))
+          if (!isDestination || producer.getOwner() != init)
             return std::nullopt;
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
         });
@@ -290,7 +293,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     Operation *init = original;
     if (std::optional<SmallVector<int64_t>> split = threadSplitSizes(op)) {
       rewriter.setInsertionPoint(target);
-      auto fused = tileWithFill(rewriter, target, *split,
+      auto fused = tileWithFill(rewriter, target, original, *split,
                                 scf::SCFTilingOptions::LoopType::ForallOp);
       if (failed(fused))
         return false;
@@ -298,11 +301,14 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       target = fused->first;
       init = fused->second;
     }
-    for (auto [part, partInit] :
-         splitRows(rewriter, cast<linalg::LinalgOp>(target), init))
-      registerTileWithInit(rewriter, part, partInit, original);
-    if (init && init != original && init->use_empty())
+    // The thread split's producer is the caller's no longer: once the rows
+    // are split, each part has its own slice of it; otherwise
+    // registerTileWithInit consumes it (`original` stays either way).
+    auto parts = splitRows(rewriter, cast<linalg::LinalgOp>(target), init);
+    if (parts.size() > 1 && init && init != original && init->use_empty())
       rewriter.eraseOp(init);
+    for (auto [part, partInit] : parts)
+      registerTileWithInit(rewriter, part, partInit, original);
     return true;
   }
 
@@ -331,9 +337,9 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       return {{op, init}};
     int64_t bulk = r / tileRows * tileRows;
     // The destination both parts are inserted into: the producer's (the
-    // rescaled accumulator itself; a fresh empty tensor for a fill, which
-    // empty-tensor elimination turns into the parts' own outputs), so that
-    // the whole-size producer is no longer needed.
+    // rescaled accumulator itself; for a fill of an empty tensor a
+    // bufferization.alloc_tensor of its own, see below), so that the
+    // whole-size producer is no longer needed.
     Value dest = op.getDpsInitOperand(0)->get();
     if (init)
       dest = cast<DestinationStyleOpInterface>(init).getDpsInitOperand(0)->get();
@@ -376,7 +382,10 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       if (failed(tiled) || tiled->tiledOps.size() != 1 ||
           failed(whole.getResultTilePosition(rewriter, 0, offsets, sizes,
                                              resultOffsets, resultSizes)))
-        return {{op, init}}; // the partial IR is dead and folds away
+        // The partial IR (clones, a first part, an alloc_tensor) reads only
+        // `dest` and the producer's inputs: dead, canonicalization and
+        // bufferization drop it.
+        return {{op, init}};
       auto part = cast<linalg::LinalgOp>(tiled->tiledOps.front());
       Operation *partInit = nullptr;
       if (producer) {
@@ -426,7 +435,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     FailureOr<std::pair<Operation *, Operation *>> fused = failure();
     if (init) {
       rewriter.setInsertionPoint(target);
-      fused = tileWithFill(rewriter, target, parallelSizes,
+      fused = tileWithFill(rewriter, target, init, parallelSizes,
                            scf::SCFTilingOptions::LoopType::ForOp);
     }
     if (failed(fused)) {
@@ -441,6 +450,8 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     }
     rewriter.eraseOp(target);
     target = fused->first;
+    if (init != original && init->use_empty())
+      rewriter.eraseOp(init);
     Operation *tiledInit = fused->second;
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(&getContext(), reductionSizes));
@@ -559,8 +570,9 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     func::FuncOp func = getOperation();
     linalg::hoistRedundantVectorTransfers(func, /*verifyNonZeroTrip=*/true);
 
-    // The reduction loops of register-tiled contractions (one outer-product
-    // step per iteration, the accumulators now loop-carried vectors),
+    // The reduction loops of register-tiled contractions (innermost loops
+    // holding a vector.contract: one outer-product step per iteration, the
+    // accumulators now loop-carried vectors),
     // unrolled by kContractionUnroll: with one step per iteration the
     // out-of-order core cannot keep both FMA units fed (a 6 x 16 AVX2 tile
     // on Zen 3: 47-67 GF/s rolled, 80-88 unrolled by 4, of a 94 GF/s peak).
