@@ -409,16 +409,8 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   Value negInf =
       buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
   Value zero = buildFloatConstant(b, loc, f, 0.0);
-  // exp(x - m), or 0 while the row max m is still -inf.
-  auto guardedExp = [&](OpBuilder &nb, Location nloc, Value x, Value m) {
-    Value e =
-        math::ExpOp::create(nb, nloc, arith::SubFOp::create(nb, nloc, x, m));
-    Value empty =
-        arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, m, negInf);
-    return arith::SelectOp::create(nb, nloc, empty, zero, e).getResult();
-  };
-
-  // m' = max(m, rowmax S) into m, and a = exp(m - m'). maxnum, not maximum:
+  // m' = max(m, rowmax S) into m, and a = exp(m - m'), or 0 while m' is
+  // still -inf (exp(-inf - -inf) would be NaN). maxnum, not maximum:
   // the max only stabilises exp, a NaN score still reaches the output through
   // exp(NaN - m'), and maxnum lowers to plain vmaxps-style code where
   // maximum's NaN and signed-zero rules cost a compare and blends per step.
@@ -436,12 +428,13 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
       ArrayRef<AffineMap>{id1, id1, id1, id1}, parallel(1),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value newMax = arith::MaxNumFOp::create(nb, nloc, args[1], args[0]);
+        Value e = math::ExpOp::create(
+            nb, nloc, arith::SubFOp::create(nb, nloc, args[1], newMax));
         Value empty = arith::CmpFOp::create(
             nb, nloc, arith::CmpFPredicate::OEQ, newMax, negInf);
+        Value alpha = arith::SelectOp::create(nb, nloc, empty, zero, e);
         Value offset = arith::SelectOp::create(nb, nloc, empty, zero, newMax);
-        linalg::YieldOp::create(
-            nb, nloc,
-            ValueRange{newMax, guardedExp(nb, nloc, args[1], newMax), offset});
+        linalg::YieldOp::create(nb, nloc, ValueRange{newMax, alpha, offset});
       });
   Value newMax = maxUpdate.getResult(0), alpha = maxUpdate.getResult(1),
         offset = maxUpdate.getResult(2);

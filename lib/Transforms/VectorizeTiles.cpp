@@ -89,12 +89,26 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// The function's CPU target, resolved once per run.
   const CpuTarget *target = nullptr;
 
+  /// Rows of a contraction's register tile: the option, else the target's.
+  int64_t tileRowsFor() const {
+    return registerRows > 0 ? registerRows : target->registerTileRows();
+  }
+
+  /// A contraction's parallel loops in order: ..., rows, cols.
+  static SmallVector<unsigned> parallelLoops(linalg::LinalgOp op) {
+    SmallVector<unsigned> dims;
+    SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+    for (unsigned d = 0; d < iters.size(); ++d)
+      if (iters[d] == utils::IteratorType::parallel)
+        dims.push_back(d);
+    return dims;
+  }
+
   /// Tile sizes per loop of `op` (0 = not tiled), for the function's target.
   SmallVector<int64_t> tileSizes(linalg::LinalgOp op) {
     const CpuTarget &target = *this->target;
     int64_t lanes = target.f32Lanes();
-    int64_t tileRows =
-        registerRows > 0 ? registerRows : target.registerTileRows();
+    int64_t tileRows = tileRowsFor();
     int64_t tileCols =
         registerCols > 0 ? registerCols : target.registerTileCols();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -102,10 +116,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     SmallVector<int64_t> sizes(ranges.size(), 1);
     if (isContraction(op)) {
       // Output dims in order: ..., rows, cols; the reduction steps by one.
-      SmallVector<unsigned> parallelDims;
-      for (unsigned d = 0; d < iters.size(); ++d)
-        if (iters[d] == utils::IteratorType::parallel)
-          parallelDims.push_back(d);
+      SmallVector<unsigned> parallelDims = parallelLoops(op);
       unsigned cols = parallelDims.back();
       sizes[cols] = vectorDivisorAtMost(ranges[cols], tileCols, lanes);
       if (parallelDims.size() > 1) {
@@ -243,7 +254,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// fused (not what produces its own destination). Returns the tiled
   /// contraction and the tiled producer.
   FailureOr<std::pair<Operation *, Operation *>>
-  tileWithFill(IRRewriter &rewriter, Operation *op, Operation *init,
+  tileWithInit(IRRewriter &rewriter, Operation *op, Operation *init,
                ArrayRef<int64_t> sizes,
                scf::SCFTilingOptions::LoopType loopType) {
     scf::SCFTileAndFuseOptions options;
@@ -287,13 +298,13 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// the thread split); false when that did not apply (nothing changed then).
   /// The original producer is left in place for the caller: other users may
   /// still read it.
-  bool tileContractionWithFill(IRRewriter &rewriter, linalg::LinalgOp op) {
+  bool tileContractionWithInit(IRRewriter &rewriter, linalg::LinalgOp op) {
     Operation *target = op.getOperation();
     Operation *original = initProducer(op).getOperation();
     Operation *init = original;
     if (std::optional<SmallVector<int64_t>> split = threadSplitSizes(op)) {
       rewriter.setInsertionPoint(target);
-      auto fused = tileWithFill(rewriter, target, original, *split,
+      auto fused = tileWithInit(rewriter, target, original, *split,
                                 scf::SCFTilingOptions::LoopType::ForallOp);
       if (failed(fused))
         return false;
@@ -321,14 +332,9 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// or `op` and `init` themselves.
   SmallVector<std::pair<linalg::LinalgOp, Operation *>>
   splitRows(IRRewriter &rewriter, linalg::LinalgOp op, Operation *init) {
-    int64_t tileRows =
-        registerRows > 0 ? registerRows : target->registerTileRows();
+    int64_t tileRows = tileRowsFor();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-    SmallVector<unsigned> parallelDims;
-    for (unsigned d = 0; d < iters.size(); ++d)
-      if (iters[d] == utils::IteratorType::parallel)
-        parallelDims.push_back(d);
+    SmallVector<unsigned> parallelDims = parallelLoops(op);
     if (parallelDims.size() < 2 || op->getNumResults() != 1)
       return {{op, init}};
     unsigned rows = parallelDims[parallelDims.size() - 2];
@@ -435,7 +441,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     FailureOr<std::pair<Operation *, Operation *>> fused = failure();
     if (init) {
       rewriter.setInsertionPoint(target);
-      fused = tileWithFill(rewriter, target, init, parallelSizes,
+      fused = tileWithInit(rewriter, target, init, parallelSizes,
                            scf::SCFTilingOptions::LoopType::ForOp);
     }
     if (failed(fused)) {
@@ -528,7 +534,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     });
     // The producers of contraction accumulators (fills, the online softmax's
     // rescale) are fused into the contraction's tiles
-    // (tileContractionWithFill), not vectorized on their own; a fill that
+    // (tileContractionWithInit), not vectorized on their own; a fill that
     // other ops read too is vectorized after the contractions.
     llvm::SetVector<Operation *> fusedInits;
     for (linalg::LinalgOp op : ops)
@@ -539,7 +545,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       if (fusedInits.contains(op.getOperation()))
         continue;
       if (linalg::LinalgOp init = initProducer(op)) {
-        if (!tileContractionWithFill(rewriter, op))
+        if (!tileContractionWithInit(rewriter, op))
           tileAndVectorize(rewriter, op);
         continue;
       }
