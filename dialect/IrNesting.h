@@ -86,11 +86,17 @@ inline int64_t integerTypeWidth(llvm::StringRef text, size_t digits) {
 
 /// One error naming `name`:LINE:COLUMN of the first bracket past
 /// `maxDepth`, the first run of more than `kMaxIrDigits` decimal digits or
-/// the first integer type wider than `kMaxIrIntegerBits`, or success. String literals and `//` comments are skipped; the `>` of
-/// `->` closes nothing.
+/// the first integer type wider than `kMaxIrIntegerBits`, or success.
+/// String literals and `//` comments are skipped; the `>` of `->` (and of
+/// `>=` in an affine map or set) closes nothing; the names of an affine
+/// map's dimensions and symbols are not types.
 inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
                                   int64_t maxDepth = kMaxIrNesting) {
   int64_t depth = 0;
+  // Inside `affine_map<...>` / `affine_set<...>` (from the depth before its
+  // `<`; -1 outside): bare identifiers there are dimensions and symbols
+  // (`(i2048) -> (i2048)`), not types, and `>=` compares.
+  int64_t affineDepth = -1;
   unsigned line = 1;
   size_t lineStart = 0;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -116,8 +122,16 @@ inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
         ++i;
       continue;
     }
-    if (c == 'i' && i + 1 < text.size() && text[i + 1] >= '0' &&
-        text[i + 1] <= '9') {
+    if (c == 'a' && affineDepth < 0 &&
+        (i == 0 || !detail::isIdentifierChar(text[i - 1])) &&
+        (text.substr(i).starts_with("affine_map<") ||
+         text.substr(i).starts_with("affine_set<"))) {
+      affineDepth = depth;
+      i += llvm::StringRef("affine_map").size() - 1; // the `<` comes next
+      continue;
+    }
+    if (c == 'i' && affineDepth < 0 && i + 1 < text.size() &&
+        text[i + 1] >= '0' && text[i + 1] <= '9') {
       int64_t width = detail::integerTypeWidth(text, i + 1);
       if (width > kMaxIrIntegerBits)
         return llvm::createStringError(
@@ -151,8 +165,12 @@ inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
             "overflow its stack): refused before parsing",
             name.str().c_str(), line, i - lineStart + 1, (long long)maxDepth);
     } else if (c == ')' || c == ']' || c == '}' ||
-               (c == '>' && !(i > 0 && text[i - 1] == '-'))) {
+               (c == '>' && !(i > 0 && text[i - 1] == '-') &&
+                !(affineDepth >= 0 && i + 1 < text.size() &&
+                  text[i + 1] == '='))) {
       depth = depth > 0 ? depth - 1 : 0;
+      if (depth <= affineDepth)
+        affineDepth = -1;
     }
   }
   return llvm::Error::success();

@@ -23,9 +23,13 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <malloc.h>
 #include <mutex>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -76,6 +80,21 @@ void mlir::attn::initializeRuntime() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
+}
+
+/// A failed check of attn-runtime-checks (or cf.assert) in compiled code:
+/// its message, one line, and exit status 1. The first failing thread (of
+/// a parallel loop) reports; the others wait for the exit.
+static void attnCheckFailed(const char *message) {
+  static std::atomic_flag reported = ATOMIC_FLAG_INIT;
+  if (reported.test_and_set())
+    for (;;)
+      pause();
+  llvm::outs().flush();
+  llvm::errs() << message << "\n";
+  llvm::errs().flush();
+  std::fflush(nullptr);
+  std::_Exit(1);
 }
 
 static double secondsSince(std::chrono::steady_clock::time_point t0) {
@@ -260,6 +279,8 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
     return target.takeError();
   setCpuTarget(module, *target);
   auto pm = PassManager::on<ModuleOp>(ctx);
+  if (options.runtimeChecks)
+    pm.addPass(createAttnRuntimeChecks());
   std::string pipelineErrors;
   llvm::raw_string_ostream pipelineErrorStream(pipelineErrors);
   if (failed(parsePassPipeline(options.pipeline, pm, pipelineErrorStream)))
@@ -321,6 +342,14 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
     return createStringError("JIT compilation failed: %s",
                              llvm::toString(engine.takeError()).c_str());
   jit->engine = std::move(*engine);
+  // What attn-runtime-checks' failed checks call.
+  jit->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("attn_check_failed")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&attnCheckFailed),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   // Global constructors: a GPU module's kernels are loaded by one.
   jit->engine->initialize();
   for (auto &entry : jit->signatures) {

@@ -81,6 +81,11 @@ struct JitOptions {
   /// on this machine.
   std::string targetCpu = "host";
   std::string targetFeatures;
+  /// Run attn-runtime-checks before the pipeline: the code around the attn
+  /// ops checks its own accesses (indices known only at run time), and a
+  /// failed check or cf.assert ends the process with its message and exit
+  /// status 1 (attn_check_failed, below).
+  bool runtimeChecks = false;
   /// Called on the pass manager before it runs (IR printing, timing).
   std::function<void(PassManager &)> configurePassManager;
 

@@ -343,6 +343,55 @@ def AttnTile : Pass<"attn-tile"> {
   ];
 }
 
+def AttnRuntimeChecks : Pass<"attn-runtime-checks", "::mlir::ModuleOp"> {
+  let summary = "Bounds checks at run time for the code around attn ops";
+  let description = [{
+    Makes the accesses of hand-written code whose indices are computed at
+    run time (a loop running past a dimension, an index read from an input)
+    end in one error instead of a read or write outside a buffer. attn-run
+    runs it first, before its pipeline (`--runtime-checks`, on by default).
+
+    - Every op outside the attn ops and GPU code that implements MLIR's
+      `RuntimeVerifiableOpInterface` gets its checks (`memref.load` /
+      `store`, `memref.subview`, `memref.cast`, `tensor.extract` / `insert`,
+      `tensor.extract_slice`, the shapes of linalg ops, ...), with a message
+      of this pass's form.
+    - `affine.load` / `store` (their maps expanded) and `vector.load` /
+      `store` are checked here: every index in `[0, size)`, and the whole
+      vector inside the trailing dimensions.
+    - Every `cf.assert` there (the checks above and the user's own) becomes
+      `scf.if` on the negated condition around a call of
+      `attn_check_failed(const char *message)`, which the JIT's runtime
+      (lib/Runtime/Jit.cpp) provides: it prints the message and ends the
+      process with exit status 1 (MLIR's own lowering of `cf.assert`
+      aborts). Code compiled ahead of time with this pass must link a
+      definition of that function.
+
+    Regions of attn ops are not touched: the lowerings clamp a region's
+    data-dependent index into the tensor it reads, and the verifier requires
+    tensors indexed by `b`, `h`, `q_idx` or `kv_idx` to cover them.
+
+    ```mlir
+    // attn-opt --attn-runtime-checks
+    scf.for %i = %c0 to %c5 step %c1 {
+      // FILE:4:12: error: memref.load: out-of-bounds access (a run-time check)
+      %ok = ... arith.cmpi sge %i, %c0 ... arith.cmpi slt %i, %c4 ...
+      scf.if %failed {
+        %msg = llvm.mlir.addressof @attn_check_message : !llvm.ptr
+        func.call @attn_check_failed(%msg) : (!llvm.ptr) -> ()
+      }
+      %x = memref.load %m[%i] : memref<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnSetTarget : Pass<"attn-set-target", "::mlir::ModuleOp"> {
   let summary = "Choose the CPU target once and record it in the IR";
   let description = [{

@@ -18,7 +18,6 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -123,6 +122,13 @@ static cl::opt<bool>
           cl::desc("Compare every result with the C++ reference; "
                    "exit 1 on mismatch"),
           cl::cat(category));
+static cl::opt<bool> runtimeChecks(
+    "runtime-checks",
+    cl::desc("Check the accesses of the code around attn ops whose indices "
+             "are known only at run time, and its cf.asserts: a failure is "
+             "one error line and exit status 1 (attn-runtime-checks; "
+             "default on)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance of --check"),
                               cl::init(1e-5), cl::cat(category));
 static cl::opt<double>
@@ -147,16 +153,17 @@ static int fail(llvm::Error err) {
   return fail(llvm::toString(std::move(err)));
 }
 
-/// Code attn-run would run to a signal rather than an error: an index known
-/// at compile time (a constant, arith.addi / subi / muli and index casts of
-/// constants, an affine.load / store map of them) outside a static tensor
-/// or memref, read or written by tensor.extract / insert,
-/// memref.load / store, affine.load / store or vector.load / store (whose
-/// vector must fit too), a read outside the buffer; a cf.assert (a failing
-/// one aborts the process); a function that calls itself (the stack
-/// overflows). One error at the op; the rest of the IR is the pipelines'
-/// and the verifier's to check. Indices computed at run time are not
-/// bounded here (docs/Design.md, "What attn-run will not run").
+/// Code attn-run would run to a signal rather than an error, found before
+/// compiling: an index known at compile time (a constant, arith.addi /
+/// subi / muli and index casts of constants, an affine.load / store map of
+/// them) outside a static tensor or memref, read or written by
+/// tensor.extract / insert, memref.load / store, affine.load / store or
+/// vector.load / store (whose vector must fit too), a read outside the
+/// buffer; a function that calls itself (the stack overflows). One error at
+/// the op; the rest of the IR is the pipelines' and the verifier's to
+/// check. Indices computed at run time are checked by the compiled code
+/// itself (attn-runtime-checks, --runtime-checks; docs/Design.md, "What
+/// attn-run will not run").
 static LogicalResult checkRunnable(ModuleOp module) {
   // The value of an integer computed from constants only (a short chain),
   // at its own width (index: 64 bits), wrapping as the arithmetic does;
@@ -276,9 +283,6 @@ static LogicalResult checkRunnable(ModuleOp module) {
     else if (auto st = dyn_cast<vector::StoreOp>(op))
       ok = checkIndices(op, st.getMemRefType(), known(st.getIndices()),
                         vectorExtent(st.getMemRefType(), st.getVectorType()));
-    else if (isa<cf::AssertOp>(op))
-      ok = emitError(op->getLoc(), "attn-run does not run cf.assert: a failing "
-                         "assertion aborts the process");
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
   });
   if (walk.wasInterrupted())
@@ -810,6 +814,7 @@ int main(int argc, char **argv) {
   options.pipeline = lowering;
   options.targetCpu = targetCpu;
   options.targetFeatures = targetFeatures;
+  options.runtimeChecks = runtimeChecks;
   if (gpu) {
     options.sharedLibs.push_back(gpu->library);
     llvm::outs() << "attn-run: " << gpu->target << " device '" << gpu->name

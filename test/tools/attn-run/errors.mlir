@@ -27,8 +27,9 @@
 // RUN: not attn-run %t/main.mlir --entry ok --pipeline "attn-cpu-pipeline{target-cpu=sapphirerapids}" 2>&1 | FileCheck %s --check-prefix=PIPETARGET
 // PIPETARGET: attn-run: error: --pipeline: give the CPU target with attn-run's --target-cpu / --target-features, not the pipeline's target-cpu (attn-run records its target first, and a recorded target wins)
 // Code that would end in a signal, not an error, is refused before
-// compiling: a constant index outside a tensor (a segfault), cf.assert (an
-// abort), recursion (a stack overflow).
+// compiling: a constant index outside a tensor (a segfault), recursion (a
+// stack overflow). Indices known only at run time, and cf.assert, are
+// checked by the compiled code (runtime-checks.mlir).
 // RUN: not attn-run %t/oob.mlir 2>&1 | FileCheck %s --check-prefix=OOB
 // OOB: oob.mlir:3:8: error: index 100000000000 is outside dimension 0 of size 4: the compiled code would access memory outside the buffer
 // OOB-NOT: see current operation
@@ -40,8 +41,6 @@
 // AFFINE: affine.mlir:4:8: error: index 6 is outside dimension 0 of size 4
 // RUN: not attn-run %t/vector.mlir 2>&1 | FileCheck %s --check-prefix=VECTOR
 // VECTOR: vector.mlir:4:8: error: index 4 (and the 7 after it) is outside dimension 0 of size 8
-// RUN: not attn-run %t/assert.mlir 2>&1 | FileCheck %s --check-prefix=ASSERT
-// ASSERT: assert.mlir:3:3: error: attn-run does not run cf.assert: a failing assertion aborts the process
 // RUN: not attn-run %t/rec.mlir 2>&1 | FileCheck %s --check-prefix=REC
 // REC: rec.mlir:6:8: error: @g is called recursively: attn-run runs no recursion (the stack would overflow)
 // A call chain too deep for a recursive search (30 000 functions, the last
@@ -81,12 +80,6 @@ func.func @f(%a: tensor<4xf32>) -> tensor<1xf32> {
   %x = tensor.extract %a[%c] : tensor<4xf32>
   %t = tensor.from_elements %x : tensor<1xf32>
   return %t : tensor<1xf32>
-}
-//--- assert.mlir
-func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %false = arith.constant false
-  cf.assert %false, "no"
-  return %a : tensor<4xf32>
 }
 //--- rec.mlir
 func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {

@@ -1,0 +1,226 @@
+//===- RuntimeChecks.cpp - bounds checks of hand-written code at run time -===//
+//
+// attn-runtime-checks: the accesses of the code around attn ops whose
+// indices are only known at run time are checked before they happen, and a
+// failed check (or a failed cf.assert of the user's) ends the process with
+// one error line through the runtime's attn_check_failed instead of an
+// access outside a buffer or MLIR's abort.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnDialect.h"
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/RuntimeVerifiableOpInterface.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNRUNTIMECHECKS
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+/// The runtime function a failed check calls (lib/Runtime/Jit.cpp).
+static constexpr llvm::StringLiteral kCheckFailed = "attn_check_failed";
+
+/// "file:line:col: error: memref.load: out-of-bounds access (a run-time
+/// check)": the form of the compile-time diagnostics, at the op's location.
+static std::string checkMessage(Operation *op, StringRef what) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn() << ": ";
+  os << "error: ";
+  if (isa<cf::AssertOp>(op))
+    os << "cf.assert failed: " << what;
+  else
+    os << op->getName() << ": " << what << " (a run-time check)";
+  return text;
+}
+
+/// `cf.assert` that `indices` (with `extent[d]` elements from each of the
+/// trailing dims: a vector's shape) lie inside `memref`.
+static void assertInside(OpBuilder &b, Operation *op, Value memref,
+                         ValueRange indices, ArrayRef<int64_t> extent = {}) {
+  Location loc = op->getLoc();
+  auto type = cast<MemRefType>(memref.getType());
+  size_t firstExtent = indices.size() - std::min(indices.size(), extent.size());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value inside;
+  for (auto [d, i] : llvm::enumerate(indices)) {
+    int64_t n = d >= firstExtent ? extent[d - firstExtent] : 1;
+    Value size =
+        type.isDynamicDim(d)
+            ? memref::DimOp::create(b, loc, memref, d).getResult()
+            : arith::ConstantIndexOp::create(b, loc, type.getDimSize(d))
+                  .getResult();
+    // i >= 0 and i <= size - n (sizes are small non-negative numbers: no
+    // wrap), i.e. [i, i + n) inside [0, size).
+    Value last = arith::SubIOp::create(
+        b, loc, size, arith::ConstantIndexOp::create(b, loc, n));
+    Value ok = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, zero),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, i, last));
+    inside = inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
+  }
+  if (inside)
+    cf::AssertOp::create(b, loc, inside,
+                         checkMessage(op, "out-of-bounds access"));
+}
+
+/// The elements a vector access spans from its indices: the vector's shape,
+/// or one element of a memref of vectors.
+static ArrayRef<int64_t> vectorExtent(MemRefType memref, VectorType vector) {
+  return isa<VectorType>(memref.getElementType()) ? ArrayRef<int64_t>{}
+                                                  : vector.getShape();
+}
+
+/// The constant `v` folds to over constant operands (a short chain of
+/// arith ops: a check of constant indices), or null.
+static Attribute foldedConstant(Value v, int depth = 0) {
+  Attribute attr;
+  if (matchPattern(v, m_Constant(&attr)))
+    return attr;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 8 || def->getNumResults() != 1 ||
+      !isa<arith::ArithDialect>(def->getDialect()))
+    return {};
+  SmallVector<Attribute> operands;
+  for (Value operand : def->getOperands())
+    operands.push_back(foldedConstant(operand, depth + 1));
+  SmallVector<OpFoldResult> results;
+  if (failed(def->fold(operands, results)) || results.size() != 1)
+    return {};
+  if (auto folded = dyn_cast<Attribute>(results[0]))
+    return folded;
+  Value same = cast<Value>(results[0]);
+  return same == v ? Attribute() : foldedConstant(same, depth + 1);
+}
+
+namespace {
+struct AttnRuntimeChecks
+    : attn::impl::AttnRuntimeChecksBase<AttnRuntimeChecks> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The user's ops: in func.func bodies, outside attn ops (their regions
+    // are the lowerings') and GPU code (no host calls there).
+    // (assert, whether it is the user's own)
+    SmallVector<Operation *> toCheck;
+    SmallVector<std::pair<Operation *, bool>> asserts;
+    SmallVector<Operation *> dropped;
+    module->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<attn::AttnDialect>(op->getDialect()) ||
+          isa<gpu::GPUModuleOp, gpu::LaunchOp, gpu::GPUFuncOp>(op))
+        return WalkResult::skip();
+      if (!op->getParentOfType<func::FuncOp>())
+        return WalkResult::advance();
+      if (isa<cf::AssertOp>(op))
+        asserts.push_back({op, true});
+      else if (isa<RuntimeVerifiableOpInterface, affine::AffineLoadOp,
+                   affine::AffineStoreOp, vector::LoadOp, vector::StoreOp>(op))
+        toCheck.push_back(op);
+      return WalkResult::advance();
+    });
+
+    for (Operation *op : toCheck) {
+      OpBuilder b(op);
+      Block *block = op->getBlock();
+      Operation *prev = op->getPrevNode();
+      if (auto verifiable = dyn_cast<RuntimeVerifiableOpInterface>(op))
+        verifiable.generateRuntimeVerification(b, op->getLoc(), checkMessage);
+      else if (auto l = dyn_cast<affine::AffineLoadOp>(op)) {
+        if (auto indices = affine::expandAffineMap(b, op->getLoc(),
+                                                   l.getAffineMap(),
+                                                   l.getMapOperands()))
+          assertInside(b, op, l.getMemRef(), *indices);
+      } else if (auto st = dyn_cast<affine::AffineStoreOp>(op)) {
+        if (auto indices = affine::expandAffineMap(b, op->getLoc(),
+                                                   st.getAffineMap(),
+                                                   st.getMapOperands()))
+          assertInside(b, op, st.getMemRef(), *indices);
+      } else if (auto l = dyn_cast<vector::LoadOp>(op)) {
+        assertInside(b, op, l.getBase(), l.getIndices(),
+                     vectorExtent(l.getMemRefType(), l.getVectorType()));
+      } else if (auto st = dyn_cast<vector::StoreOp>(op)) {
+        assertInside(b, op, st.getBase(), st.getIndices(),
+                     vectorExtent(st.getMemRefType(), st.getVectorType()));
+      }
+      // The asserts the interface and assertInside created.
+      for (Operation *it = prev ? prev->getNextNode() : &block->front();
+           it != op; it = it->getNextNode())
+        if (auto check = dyn_cast<cf::AssertOp>(it)) {
+          // A check that holds whatever the inputs (constant indices inside
+          // static shapes) is dropped.
+          auto holds =
+              dyn_cast_or_null<IntegerAttr>(foldedConstant(check.getArg()));
+          if (!holds || !holds.getValue().isOne())
+            asserts.push_back({it, false});
+          else
+            dropped.push_back(it);
+        }
+    }
+    for (Operation *check : dropped)
+      check->erase();
+    if (asserts.empty())
+      return;
+
+    // One declaration of the runtime's function, one global per message.
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    Location unknown = UnknownLoc::get(module.getContext());
+    auto ptr = LLVM::LLVMPointerType::get(module.getContext());
+    auto failedFn = module.lookupSymbol<func::FuncOp>(kCheckFailed);
+    if (!failedFn) {
+      failedFn = func::FuncOp::create(
+          top, unknown, kCheckFailed,
+          top.getFunctionType({ptr}, {}));
+      failedFn.setPrivate();
+    } else if (failedFn.getFunctionType() != top.getFunctionType({ptr}, {})) {
+      failedFn.emitError() << "@" << kCheckFailed
+                           << " is attn-runtime-checks' runtime function, "
+                              "(!llvm.ptr) -> ()";
+      return signalPassFailure();
+    }
+    llvm::StringMap<LLVM::GlobalOp> messages;
+    SymbolTable symbols(module);
+    for (auto [op, own] : asserts) {
+      auto assertOp = cast<cf::AssertOp>(op);
+      // The checks' messages are formed already; the user's get the form.
+      std::string message = own ? checkMessage(op, assertOp.getMsg())
+                                : assertOp.getMsg().str();
+      LLVM::GlobalOp &global = messages[message];
+      if (!global) {
+        std::string bytes = message + '\0';
+        global = LLVM::GlobalOp::create(
+            top, unknown,
+            LLVM::LLVMArrayType::get(top.getI8Type(), bytes.size()),
+            /*isConstant=*/true, LLVM::Linkage::Internal,
+            "attn_check_message", top.getStringAttr(bytes));
+        symbols.insert(global); // uniques the name
+      }
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      Value failed = arith::XOrIOp::create(
+          b, loc, assertOp.getArg(),
+          arith::ConstantIntOp::create(b, loc, 1, /*width=*/1));
+      auto ifOp = scf::IfOp::create(b, loc, failed, /*withElseRegion=*/false);
+      OpBuilder then = ifOp.getThenBodyBuilder();
+      Value text = LLVM::AddressOfOp::create(then, loc, global);
+      func::CallOp::create(then, loc, failedFn, ValueRange{text});
+      op->erase();
+    }
+  }
+};
+} // namespace
