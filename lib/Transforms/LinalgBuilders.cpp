@@ -94,6 +94,42 @@ Value mlir::attn::buildIndexCast(OpBuilder &b, Location loc, Value value) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
 }
 
+Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x) {
+  Type f = x.getType();
+  if (!f.isF32())
+    return math::ExpOp::create(b, loc, x);
+  auto c = [&](double v) { return buildFloatConstant(b, loc, f, v); };
+  // exp(x) = 2^t, t = x log2(e) = n + g with n = round(t), |g| <= 1/2.
+  // Adding 1.5 * 2^23 + 127 rounds t to an integer in the low mantissa
+  // bits, n + 127 (the biased exponent of 2^n) for t in [-126.5, 0.5].
+  Value t = arith::MulFOp::create(b, loc, x, c(1.4426950408889634));
+  Value magic = c(12582912.0 + 127.0);
+  Value shifted = arith::AddFOp::create(b, loc, t, magic);
+  Value n = arith::SubFOp::create(b, loc, shifted, magic);
+  Value g = arith::SubFOp::create(b, loc, t, n);
+  // 2^g on [-1/2, 1/2]: a degree-6 near-minimax polynomial (1.3 ulp in f32
+  // Horner form; fitted by Lawson's iteration on Chebyshev nodes).
+  static constexpr double kCoefficients[] = {
+      1.5353361959569156e-4, 1.3398875016719103e-3, 9.6184369176626205e-3,
+      5.5503323674201965e-2, 2.4022647738456726e-1, 6.9314718246459961e-1};
+  Value p = c(kCoefficients[0]);
+  for (double k : ArrayRef<double>(kCoefficients).drop_front())
+    p = math::FmaOp::create(b, loc, p, g, c(k));
+  p = math::FmaOp::create(b, loc, p, g, c(1.0));
+  // 2^n: the biased exponent moved into place.
+  Type i32 = b.getI32Type();
+  Value bits = arith::ShLIOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, i32, shifted),
+      arith::ConstantIntOp::create(b, loc, i32, 23));
+  Value e = arith::MulFOp::create(b, loc, p,
+                                  arith::BitcastOp::create(b, loc, f, bits));
+  // Below 2^-126 (and at x = -inf) the result is 0; a NaN stays NaN (the
+  // compare is false, and every step above propagates it).
+  Value tiny = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, t,
+                                     c(-126.0));
+  return arith::SelectOp::create(b, loc, tiny, c(0.0), e);
+}
+
 Value mlir::attn::buildFloatConstant(OpBuilder &b, Location loc, Type type,
                                      double value) {
   requireLoaded<arith::ArithDialect>(b, "buildFloatConstant");
@@ -447,14 +483,13 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
           return arith::MulFOp::create(nb, nloc, args[1], args[0]);
         });
   };
-  // P = exp(S - offset).
+  // P = exp(S - offset): S - offset <= 0 (or NaN) by construction.
   Value probs = buildMap(b, loc, tile, ValueRange{scores, offset}, {id2, row2},
                          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                           return math::ExpOp::create(
-                                      nb, nloc,
-                                      arith::SubFOp::create(nb, nloc, args[0],
-                                                            args[1]))
-                               .getResult();
+                           return buildExpOfNonPositive(
+                               nb, nloc,
+                               arith::SubFOp::create(nb, nloc, args[0],
+                                                     args[1]));
                          });
   // l' = a l + rowsum(P).
   Value newSum =

@@ -172,6 +172,10 @@ Value buildIndexCast(OpBuilder &b, Location loc, Value value);
 
 /// A float constant of type `type` (scalar float types only).
 Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
+/// exp(x) for x <= 0, -inf or NaN (a softmax's S - max): arith ops, with
+/// no range clamps (MLIR's polynomial math.exp needs them for any x),
+/// exactly 0 below 2^-126 and at -inf, NaN for NaN; math.exp unless f32.
+Value buildExpOfNonPositive(OpBuilder &b, Location loc, Value x);
 
 } // namespace mlir::attn
 

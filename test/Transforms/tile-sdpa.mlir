@@ -54,11 +54,24 @@
 // CHECK:       math.exp
 // CHECK:       arith.cmpf oeq
 // CHECK:       arith.select
+// exp(S - offset) for S - offset <= 0: 2^n 2^g with n rounded by adding
+// 1.5 * 2^23 + 127, a degree-6 polynomial in g, 0 below 2^-126 (and at
+// -inf), no range clamps.
 // CHECK:     %[[P:.+]] = linalg.generic {{.*}} ins(%[[SC]], %[[NEW]]#2 :
 // CHECK-NEXT:  ^bb0
-// CHECK-NEXT:    arith.subf
-// CHECK-NEXT:    math.exp
-// CHECK-NEXT:    linalg.yield
+// CHECK-NEXT:    %[[X:.+]] = arith.subf
+// CHECK-NEXT:    %[[T:.+]] = arith.mulf %[[X]], %{{.+}} : f32
+// CHECK-NEXT:    %[[SH:.+]] = arith.addf %[[T]], %[[MAGIC:.+]] : f32
+// CHECK-NEXT:    %[[N:.+]] = arith.subf %[[SH]], %[[MAGIC]] : f32
+// CHECK-NEXT:    %[[G:.+]] = arith.subf %[[T]], %[[N]] : f32
+// CHECK-COUNT-6: math.fma {{.*}}, %[[G]], {{.*}} : f32
+// CHECK-NEXT:    %[[BITS:.+]] = arith.bitcast %[[SH]] : f32 to i32
+// CHECK-NEXT:    arith.shli %[[BITS]], %{{.+}} : i32
+// CHECK-NEXT:    arith.bitcast
+// CHECK-NEXT:    %[[E:.+]] = arith.mulf
+// CHECK-NEXT:    %[[TINY:.+]] = arith.cmpf olt, %[[T]], %{{.+}} : f32
+// CHECK-NEXT:    %[[R:.+]] = arith.select %[[TINY]], %{{.+}}, %[[E]] : f32
+// CHECK-NEXT:    linalg.yield %[[R]]
 // CHECK:     linalg.generic {{.*}} ins(%[[NEW]]#1 : tensor<4xf32>) outs(%[[S]] : tensor<4xf32>)
 // CHECK:     linalg.generic {{.*}} ins(%[[P]] :
 // CHECK:     linalg.generic {{.*}} ins(%[[NEW]]#1 : tensor<4xf32>) outs(%[[ACC]] : tensor<4x8xf32>)
