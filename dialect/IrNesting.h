@@ -87,9 +87,9 @@ inline int64_t integerTypeWidth(llvm::StringRef text, size_t digits) {
 /// One error naming `name`:LINE:COLUMN of the first bracket past
 /// `maxDepth`, the first run of more than `kMaxIrDigits` decimal digits or
 /// the first integer type wider than `kMaxIrIntegerBits`, or success.
-/// String literals and `//` comments are skipped; the `>` of `->` (and of
-/// `>=` in an affine map or set) closes nothing; the names of an affine
-/// map's dimensions and symbols are not types.
+/// String literals and `//` comments are skipped; the `>` of `->` closes
+/// nothing, nor do `<=` / `>=` in an affine map or set open or close; the
+/// names of an affine map's dimensions and symbols are not types.
 inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
                                   int64_t maxDepth = kMaxIrNesting) {
   int64_t depth = 0;
@@ -124,11 +124,16 @@ inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
     }
     if (c == 'a' && affineDepth < 0 &&
         (i == 0 || !detail::isIdentifierChar(text[i - 1])) &&
-        (text.substr(i).starts_with("affine_map<") ||
-         text.substr(i).starts_with("affine_set<"))) {
-      affineDepth = depth;
-      i += llvm::StringRef("affine_map").size() - 1; // the `<` comes next
-      continue;
+        (text.substr(i).starts_with("affine_map") ||
+         text.substr(i).starts_with("affine_set"))) {
+      size_t next = i + llvm::StringRef("affine_map").size();
+      while (next < text.size() && (text[next] == ' ' || text[next] == '\t'))
+        ++next;
+      if (next < text.size() && text[next] == '<') {
+        affineDepth = depth;
+        i = next - 1; // the `<` comes next
+        continue;
+      }
     }
     if (c == 'i' && affineDepth < 0 && i + 1 < text.size() &&
         text[i + 1] >= '0' && text[i + 1] <= '9') {
@@ -158,6 +163,16 @@ inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
             (long long)kMaxIrDigits);
       continue;
     }
+    // In an affine map or set, `<` and `>` before `=` (`<=`, `> =`:
+    // MLIR's lexer takes them apart) compare.
+    if (affineDepth >= 0 && (c == '<' || c == '>')) {
+      size_t next = i + 1;
+      while (next < text.size() &&
+             (text[next] == ' ' || text[next] == '\t' || text[next] == '\n'))
+        ++next;
+      if (next < text.size() && text[next] == '=')
+        continue;
+    }
     if (c == '(' || c == '[' || c == '{' || c == '<') {
       if (++depth > maxDepth)
         return llvm::createStringError(
@@ -165,9 +180,7 @@ inline llvm::Error checkIrNesting(llvm::StringRef text, llvm::StringRef name,
             "overflow its stack): refused before parsing",
             name.str().c_str(), line, i - lineStart + 1, (long long)maxDepth);
     } else if (c == ')' || c == ']' || c == '}' ||
-               (c == '>' && !(i > 0 && text[i - 1] == '-') &&
-                !(affineDepth >= 0 && i + 1 < text.size() &&
-                  text[i + 1] == '='))) {
+               (c == '>' && !(i > 0 && text[i - 1] == '-'))) {
       depth = depth > 0 ? depth - 1 : 0;
       if (depth <= affineDepth)
         affineDepth = -1;

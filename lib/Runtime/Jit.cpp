@@ -342,14 +342,16 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
     return createStringError("JIT compilation failed: %s",
                              llvm::toString(engine.takeError()).c_str());
   jit->engine = std::move(*engine);
-  // What attn-runtime-checks' failed checks call.
-  jit->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    symbols[interner("attn_check_failed")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&attnCheckFailed),
-        llvm::JITSymbolFlags::Exported};
-    return symbols;
-  });
+  // What attn-runtime-checks' failed checks call (the pass refused a
+  // module that defines it).
+  if (options.runtimeChecks)
+    jit->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap symbols;
+      symbols[interner("attn_check_failed")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&attnCheckFailed),
+          llvm::JITSymbolFlags::Exported};
+      return symbols;
+    });
   // Global constructors: a GPU module's kernels are loaded by one.
   jit->engine->initialize();
   for (auto &entry : jit->signatures) {

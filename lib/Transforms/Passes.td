@@ -364,10 +364,14 @@ def AttnRuntimeChecks : Pass<"attn-runtime-checks", "::mlir::ModuleOp"> {
       `attn_check_failed(const char *message)`, which the JIT's runtime
       (lib/Runtime/Jit.cpp) provides: it prints the message and ends the
       process with exit status 1 (MLIR's own lowering of `cf.assert`
-      aborts). Code compiled ahead of time with this pass must link a
-      definition of that function.
+      aborts). The module may declare that function but not define it
+      (an error); code compiled ahead of time with this pass must link a
+      definition. Checks that hold for any input (constant indices in
+      static shapes) are dropped.
 
-    Regions of attn ops are not touched: the lowerings clamp a region's
+    Functions of nested modules and the body of
+    `memref.generic_atomic_rmw` (which allows no side effects) are not
+    instrumented. Regions of attn ops are not touched either: the lowerings clamp a region's
     data-dependent index into the tensor it reads, and the verifier requires
     tensors indexed by `b`, `h`, `q_idx` or `kv_idx` to cover them.
 

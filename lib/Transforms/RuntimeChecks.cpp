@@ -88,26 +88,27 @@ static ArrayRef<int64_t> vectorExtent(MemRefType memref, VectorType vector) {
                                                   : vector.getShape();
 }
 
-/// The constant `v` folds to over constant operands (a short chain of
-/// arith ops: a check of constant indices), or null.
+/// The constant `v` folds to when every operand of a short chain of arith
+/// ops is constant (a check of constant indices), or null. Ops are folded
+/// only when all their operands are constants: nothing is changed in place.
 static Attribute foldedConstant(Value v, int depth = 0) {
   Attribute attr;
   if (matchPattern(v, m_Constant(&attr)))
     return attr;
   Operation *def = v.getDefiningOp();
   if (!def || depth > 8 || def->getNumResults() != 1 ||
-      !isa<arith::ArithDialect>(def->getDialect()))
+      !isa_and_nonnull<arith::ArithDialect>(def->getDialect()))
     return {};
   SmallVector<Attribute> operands;
-  for (Value operand : def->getOperands())
+  for (Value operand : def->getOperands()) {
     operands.push_back(foldedConstant(operand, depth + 1));
+    if (!operands.back())
+      return {};
+  }
   SmallVector<OpFoldResult> results;
   if (failed(def->fold(operands, results)) || results.size() != 1)
     return {};
-  if (auto folded = dyn_cast<Attribute>(results[0]))
-    return folded;
-  Value same = cast<Value>(results[0]);
-  return same == v ? Attribute() : foldedConstant(same, depth + 1);
+  return dyn_cast<Attribute>(results[0]);
 }
 
 namespace {
@@ -115,15 +116,35 @@ struct AttnRuntimeChecks
     : attn::impl::AttnRuntimeChecksBase<AttnRuntimeChecks> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // The user's ops: in func.func bodies, outside attn ops (their regions
-    // are the lowerings') and GPU code (no host calls there).
-    // (assert, whether it is the user's own)
+    auto ptr = LLVM::LLVMPointerType::get(module.getContext());
+    auto fnType = FunctionType::get(module.getContext(), {ptr}, {});
+    // The runtime provides the function: the module may only declare it
+    // (the JIT would refuse a second definition, and calling the user's
+    // would not end the process).
+    auto failedFn = dyn_cast_or_null<func::FuncOp>(
+        module.lookupSymbol(kCheckFailed));
+    if (Operation *existing = module.lookupSymbol(kCheckFailed))
+      if (!failedFn || !failedFn.isExternal() ||
+          failedFn.getFunctionType() != fnType) {
+        existing->emitError()
+            << "@" << kCheckFailed
+            << " is attn-runtime-checks' runtime function: the module may "
+               "only declare it, as func.func private @"
+            << kCheckFailed << "(!llvm.ptr)";
+        return signalPassFailure();
+      }
+    // The user's ops: in the func.func bodies of this module, outside attn
+    // ops (their regions are the lowerings') and GPU code (no host calls
+    // there), and not in the body of memref.generic_atomic_rmw (no side
+    // effects there).
     SmallVector<Operation *> toCheck;
+    // (assert, whether it is the user's own)
     SmallVector<std::pair<Operation *, bool>> asserts;
     SmallVector<Operation *> dropped;
     module->walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<attn::AttnDialect>(op->getDialect()) ||
-          isa<gpu::GPUModuleOp, gpu::LaunchOp, gpu::GPUFuncOp>(op))
+      if (isa_and_nonnull<attn::AttnDialect>(op->getDialect()) ||
+          isa<gpu::GPUModuleOp, gpu::LaunchOp, gpu::GPUFuncOp>(op) ||
+          (isa<ModuleOp>(op) && op != module))
         return WalkResult::skip();
       if (!op->getParentOfType<func::FuncOp>())
         return WalkResult::advance();
@@ -132,7 +153,8 @@ struct AttnRuntimeChecks
       else if (isa<RuntimeVerifiableOpInterface, affine::AffineLoadOp,
                    affine::AffineStoreOp, vector::LoadOp, vector::StoreOp>(op))
         toCheck.push_back(op);
-      return WalkResult::advance();
+      return isa<memref::GenericAtomicRMWOp>(op) ? WalkResult::skip()
+                                                 : WalkResult::advance();
     });
 
     for (Operation *op : toCheck) {
@@ -158,19 +180,20 @@ struct AttnRuntimeChecks
         assertInside(b, op, st.getBase(), st.getIndices(),
                      vectorExtent(st.getMemRefType(), st.getVectorType()));
       }
-      // The asserts the interface and assertInside created.
+      // The asserts the interface and assertInside created, also inside
+      // the ops they created (linalg's checks sit in an scf.if).
       for (Operation *it = prev ? prev->getNextNode() : &block->front();
            it != op; it = it->getNextNode())
-        if (auto check = dyn_cast<cf::AssertOp>(it)) {
+        it->walk([&](cf::AssertOp check) {
           // A check that holds whatever the inputs (constant indices inside
           // static shapes) is dropped.
           auto holds =
               dyn_cast_or_null<IntegerAttr>(foldedConstant(check.getArg()));
           if (!holds || !holds.getValue().isOne())
-            asserts.push_back({it, false});
+            asserts.push_back({check, false});
           else
-            dropped.push_back(it);
-        }
+            dropped.push_back(check);
+        });
     }
     for (Operation *check : dropped)
       check->erase();
@@ -180,18 +203,9 @@ struct AttnRuntimeChecks
     // One declaration of the runtime's function, one global per message.
     OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
     Location unknown = UnknownLoc::get(module.getContext());
-    auto ptr = LLVM::LLVMPointerType::get(module.getContext());
-    auto failedFn = module.lookupSymbol<func::FuncOp>(kCheckFailed);
     if (!failedFn) {
-      failedFn = func::FuncOp::create(
-          top, unknown, kCheckFailed,
-          top.getFunctionType({ptr}, {}));
+      failedFn = func::FuncOp::create(top, unknown, kCheckFailed, fnType);
       failedFn.setPrivate();
-    } else if (failedFn.getFunctionType() != top.getFunctionType({ptr}, {})) {
-      failedFn.emitError() << "@" << kCheckFailed
-                           << " is attn-runtime-checks' runtime function, "
-                              "(!llvm.ptr) -> ()";
-      return signalPassFailure();
     }
     llvm::StringMap<LLVM::GlobalOp> messages;
     SymbolTable symbols(module);

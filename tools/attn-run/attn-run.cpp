@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -159,7 +160,8 @@ static int fail(llvm::Error err) {
 /// them) outside a static tensor or memref, read or written by
 /// tensor.extract / insert, memref.load / store, affine.load / store or
 /// vector.load / store (whose vector must fit too), a read outside the
-/// buffer; a function that calls itself (the stack overflows). One error at
+/// buffer; a function that calls itself (the stack overflows); without
+/// --runtime-checks, a cf.assert (a failing one aborts). One error at
 /// the op; the rest of the IR is the pipelines' and the verifier's to
 /// check. Indices computed at run time are checked by the compiled code
 /// itself (attn-runtime-checks, --runtime-checks; docs/Design.md, "What
@@ -283,6 +285,10 @@ static LogicalResult checkRunnable(ModuleOp module) {
     else if (auto st = dyn_cast<vector::StoreOp>(op))
       ok = checkIndices(op, st.getMemRefType(), known(st.getIndices()),
                         vectorExtent(st.getMemRefType(), st.getVectorType()));
+    else if (isa<cf::AssertOp>(op) && !runtimeChecks)
+      ok = emitError(op->getLoc(),
+                     "attn-run runs cf.assert only with --runtime-checks (a "
+                     "failing assertion would abort the process)");
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
   });
   if (walk.wasInterrupted())

@@ -20,6 +20,24 @@
 // GATHER-OK: result 0: 1xf32
 // RUN: not attn-run %t/gather.mlir --input 1=%t/bad.npy 2>&1 | FileCheck %s --check-prefix=GATHER
 // GATHER: {{.*}}gather.mlir:5:8: error: tensor.extract: out-of-bounds access (a run-time check)
+// Linalg's own checks (the shapes a dynamic slice gives it) end the same way.
+// RUN: %torch_python -c "import numpy as np; np.save('%t/n4.npy', np.array([4], np.int32)); np.save('%t/n5.npy', np.array([5], np.int32))"
+// RUN: attn-run %t/linalg.mlir --input 1=%t/n4.npy | FileCheck %s --check-prefix=LINALG-OK
+// LINALG-OK: result 0: 4xf32
+// RUN: not attn-run %t/linalg.mlir --input 1=%t/n5.npy 2>&1 | FileCheck %s --check-prefix=LINALG
+// LINALG: {{.*}}linalg.mlir:7:8: error: linalg.copy: dimension #0 of input/output operand #1 is incompatible with inferred dimension size (a run-time check)
+// In a parallel loop on two threads: one error line, exit status 1.
+// RUN: not attn-run %t/parallel.mlir --num-threads 2 2>&1 | FileCheck %s --check-prefix=PARALLEL
+// PARALLEL: {{.*}}parallel.mlir:6:10: error: memref.load: out-of-bounds access (a run-time check)
+// PARALLEL-NOT: error
+// Without the checks, a cf.assert is refused before compiling (a failing
+// one would abort).
+// RUN: not attn-run %t/assert.mlir --runtime-checks=false 2>&1 | FileCheck %s --check-prefix=NOCHECKS
+// NOCHECKS: {{.*}}assert.mlir:3:3: error: attn-run runs cf.assert only with --runtime-checks (a failing assertion would abort the process)
+// The runtime's function is the runtime's.
+// RUN: not attn-run %t/own.mlir 2>&1 | FileCheck %s --check-prefix=OWN
+// OWN: attn-run: error: lowering with 'attn-cpu-pipeline{threads=1}' failed:
+// OWN-NEXT: own.mlir":1:1): @attn_check_failed is attn-runtime-checks' runtime function: the module may only declare it, as func.func private @attn_check_failed(!llvm.ptr)
 // The code around an attn op is checked, the attn op itself runs as always.
 // RUN: attn-run %t/around.mlir | FileCheck %s --check-prefix=AROUND
 // AROUND: result 0: 1x1x8x4xf32
@@ -92,4 +110,34 @@ func.func @f(%q: tensor<1x1x8x4xf32>, %doc: tensor<8xi32>) -> tensor<1x1x8x4xf32
       attn.yield %same : i1
     }
   return %o : tensor<1x1x8x4xf32>
+}
+//--- linalg.mlir
+func.func @f(%a: tensor<8xf32>, %n: tensor<1xi32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %j = tensor.extract %n[%c0] : tensor<1xi32>
+  %k = arith.index_cast %j : i32 to index
+  %s = tensor.extract_slice %a[0] [%k] [1] : tensor<8xf32> to tensor<?xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %c = linalg.copy ins(%s : tensor<?xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %c : tensor<4xf32>
+}
+//--- parallel.mlir
+func.func @f(%a: tensor<64xf32>) -> tensor<64xf32> {
+  %m = memref.alloc() : memref<64xf32>
+  %c1 = arith.constant 1 : index
+  scf.forall (%i) in (64) {
+    %j = arith.addi %i, %c1 : index
+    %x = memref.load %m[%j] : memref<64xf32>
+    memref.store %x, %m[%i] : memref<64xf32>
+  }
+  return %a : tensor<64xf32>
+}
+//--- own.mlir
+func.func private @attn_check_failed(%p: !llvm.ptr) {
+  return
+}
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %p = llvm.mlir.zero : !llvm.ptr
+  func.call @attn_check_failed(%p) : (!llvm.ptr) -> ()
+  return %a : tensor<4xf32>
 }
