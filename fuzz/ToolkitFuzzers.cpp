@@ -9,7 +9,8 @@
 //          graph file it names), build the module and verify it, pack the
 //          seeded weights and make the default inputs.
 //   ir:    the bytes are MLIR: parse (which verifies) and, when it parses,
-//          lower with attn-cpu-pipeline to the LLVM dialect.
+//          lower as attn-run does (attn-runtime-checks, then
+//          attn-cpu-pipeline) to the LLVM dialect.
 //
 // Either must end in a value or a diagnostic, never a crash, a sanitizer
 // report, a hang or an allocation past the (64 MiB) memory budget.
@@ -94,7 +95,8 @@ int fuzzIr(const uint8_t *data, size_t size) {
   if (!module)
     return 0;
   PassManager pm(&ctx);
-  if (failed(parsePassPipeline("builtin.module(attn-cpu-pipeline)", pm)))
+  if (failed(parsePassPipeline(
+          "builtin.module(attn-runtime-checks,attn-cpu-pipeline)", pm)))
     std::abort();
   (void)pm.run(*module);
   return 0;

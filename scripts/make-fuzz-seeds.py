@@ -114,6 +114,31 @@ write("ir", "gat", b"""func.func @f(%x: tensor<6x3xf32>, %w: tensor<8x3xf32>, %a
   return %y : tensor<6x8xf32>
 }
 """)
+# Hand-written code around an attn op: attn-runtime-checks instruments its
+# loads, stores, slices, linalg op and assert (as attn-run lowers it).
+write("ir", "runtime-checks", b"""#map = affine_map<(d0) -> (d0 * 2)>
+func.func @f(%q: tensor<1x1x4x8xf32>, %m: memref<8xf32>, %n: index) -> tensor<1x1x4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %m[%i] : memref<8xf32>
+    %v = vector.load %m[%i] : memref<8xf32>, vector<4xf32>
+    vector.store %v, %m[%c0] : memref<8xf32>, vector<4xf32>
+    memref.store %x, %m[%c1] : memref<8xf32>
+  }
+  affine.for %j = 0 to 3 {
+    %y = affine.load %m[%j * 2] : memref<8xf32>
+  }
+  %t = bufferization.to_tensor %m : memref<8xf32> to tensor<8xf32>
+  %s = tensor.extract_slice %t[0] [%n] [1] : tensor<8xf32> to tensor<?xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %c = linalg.copy ins(%s : tensor<?xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %ok = arith.cmpi slt, %n, %c1 : index
+  cf.assert %ok, "n < 1"
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+""")
 # Brackets nested past MLIR's parser stack (attn-opt segfaulted): refused
 # before parsing by checkIrNesting.
 write("ir", "regression-deep-nesting",
