@@ -21,6 +21,7 @@
 #include "lib/Runtime/Budget.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
@@ -454,72 +455,104 @@ public:
 
   SmallVector<Value> buildForwardResults(NetBuilder &net,
                                          ValueRange inputs) const override {
-    OpBuilder &b = net.builder();
-    Location loc = net.getLoc();
     Value x = inputs[0], alpha;
+    // Each layer is a call of a function (NetBuilder::layer: compile time
+    // stays flat in depth); layers alike in everything the body reads
+    // besides their weights and arguments (the key) share one.
+    llvm::StringMap<unsigned> stacks;
     for (size_t n = 0; n < layers.size(); ++n) {
       const GatLayer &l = layers[n];
-      std::string p = prefix(n);
       int64_t out = l.concat ? l.heads * l.channels : l.channels;
       int64_t alphaRows = graphOf(n).numEdges() + selfLoopsOf(n);
       int64_t rows = graphOf(n).numNodes;
-      Value rowPtr = inputs[csrInput(n)], colIdx = inputs[csrInput(n) + 1];
-      // The mini-batch form's destinations: the first sources (PyG's
-      // x_target = x[:size[1]]).
-      Value xDst;
-      if (miniBatch) {
-        int64_t width = cast<RankedTensorType>(x.getType()).getDimSize(1);
-        xDst = tensor::ExtractSliceOp::create(
-            b, loc, RankedTensorType::get({rows, width}, net.f32()), x,
-            ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
-            ArrayRef<OpFoldResult>{b.getIndexAttr(rows), b.getIndexAttr(width)},
-            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-      }
-      auto outType = RankedTensorType::get({rows, out}, net.f32());
-      Type alphaType = l.attentionWeights
-                           ? RankedTensorType::get({alphaRows, l.heads}, net.f32())
-                           : Type();
-      Value bias = l.bias ? net.weight(p + "bias") : Value();
-      auto combine = HeadCombineAttr::get(
-          b.getContext(), l.concat ? HeadCombine::concat : HeadCombine::mean);
-      Operation *layer;
-      if (l.v2) {
-        std::string right = l.shareWeights ? "lin_l" : "lin_r";
-        layer = GatV2Op::create(
-            b, loc, outType, alphaType, x, net.weight(p + "lin_l.weight"),
-            net.weight(p + right + ".weight"),
-            net.reshape(net.weight(p + "att"), {l.heads, l.channels}),
-            rowPtr, colIdx,
-            l.bias ? net.weight(p + "lin_l.bias") : Value(),
-            l.bias ? net.weight(p + right + ".bias") : Value(), bias, xDst,
-            l.edgeDim ? inputs[3] : Value(),
-            l.edgeDim ? net.weight(p + "lin_edge.weight") : Value(),
-            b.getF64FloatAttr(l.negativeSlope), combine, b.getBoolAttr(selfLoops));
-      } else {
-        // lin_src / lin_dst: the destinations through their own weight (a
-        // bipartite op, also over one node set); one lin otherwise.
-        Value w = net.weight(p + (l.separateLins ? "lin_src.weight"
-                                                 : "lin.weight"));
-        Value wDst = l.separateLins ? net.weight(p + "lin_dst.weight") : w;
-        if (l.separateLins && !xDst)
-          xDst = x;
-        layer = GatOp::create(
-            b, loc, outType, alphaType, x, w,
-            net.reshape(net.weight(p + "att_src"), {l.heads, l.channels}),
-            net.reshape(net.weight(p + "att_dst"), {l.heads, l.channels}),
-            rowPtr, colIdx, bias, l.edgeDim ? inputs[3] : Value(),
-            l.edgeDim ? net.weight(p + "lin_edge.weight") : Value(),
-            l.edgeDim ? net.reshape(net.weight(p + "att_edge"),
-                                    {l.heads, l.channels})
-                      : Value(),
-            xDst, xDst ? wDst : Value(), b.getF64FloatAttr(l.negativeSlope),
-            combine, b.getBoolAttr(selfLoops));
-      }
-      x = layer->getResult(0);
+      bool elu = n + 1 < layers.size();
+      std::string key;
+      llvm::raw_string_ostream(key)
+          << l.v2 << l.shareWeights << l.separateLins << l.concat << l.bias
+          << l.attentionWeights << elu << " " << l.heads << " " << l.channels
+          << " " << l.edgeDim << " " << rows << " " << alphaRows << " "
+          << llvm::format("%a", l.negativeSlope);
+      std::string stack =
+          "gat" + std::to_string(stacks.try_emplace(key, stacks.size())
+                                     .first->getValue());
+      SmallVector<Value> args{x, inputs[csrInput(n)], inputs[csrInput(n) + 1]};
+      if (l.edgeDim)
+        args.push_back(inputs[3]);
+      SmallVector<Value> results = net.layer(
+          stack, n, [&](int64_t k) { return prefix(k); }, args,
+          [&](NetBuilder &net, llvm::StringRef prefixRef, ValueRange args) {
+            std::string p = prefixRef.str();
+            OpBuilder &b = net.builder();
+            Location loc = net.getLoc();
+            Value x = args[0], rowPtr = args[1], colIdx = args[2];
+            Value edgeAttr = l.edgeDim ? args[3] : Value();
+            // The mini-batch form's destinations: the first sources (PyG's
+            // x_target = x[:size[1]]).
+            Value xDst;
+            if (miniBatch) {
+              int64_t width = cast<RankedTensorType>(x.getType()).getDimSize(1);
+              xDst = tensor::ExtractSliceOp::create(
+                  b, loc, RankedTensorType::get({rows, width}, net.f32()), x,
+                  ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+                  ArrayRef<OpFoldResult>{b.getIndexAttr(rows),
+                                         b.getIndexAttr(width)},
+                  ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+            }
+            auto outType = RankedTensorType::get({rows, out}, net.f32());
+            Type alphaType =
+                l.attentionWeights
+                    ? RankedTensorType::get({alphaRows, l.heads}, net.f32())
+                    : Type();
+            Value bias = l.bias ? net.weight(p + "bias") : Value();
+            auto combine = HeadCombineAttr::get(
+                b.getContext(),
+                l.concat ? HeadCombine::concat : HeadCombine::mean);
+            Operation *layer;
+            if (l.v2) {
+              std::string right = l.shareWeights ? "lin_l" : "lin_r";
+              layer = GatV2Op::create(
+                  b, loc, outType, alphaType, x, net.weight(p + "lin_l.weight"),
+                  net.weight(p + right + ".weight"),
+                  net.reshape(net.weight(p + "att"), {l.heads, l.channels}),
+                  rowPtr, colIdx,
+                  l.bias ? net.weight(p + "lin_l.bias") : Value(),
+                  l.bias ? net.weight(p + right + ".bias") : Value(), bias,
+                  xDst, edgeAttr,
+                  l.edgeDim ? net.weight(p + "lin_edge.weight") : Value(),
+                  b.getF64FloatAttr(l.negativeSlope), combine,
+                  b.getBoolAttr(selfLoops));
+            } else {
+              // lin_src / lin_dst: the destinations through their own
+              // weight (a bipartite op, also over one node set); one lin
+              // otherwise.
+              Value w = net.weight(p + (l.separateLins ? "lin_src.weight"
+                                                       : "lin.weight"));
+              Value wDst =
+                  l.separateLins ? net.weight(p + "lin_dst.weight") : w;
+              if (l.separateLins && !xDst)
+                xDst = x;
+              layer = GatOp::create(
+                  b, loc, outType, alphaType, x, w,
+                  net.reshape(net.weight(p + "att_src"), {l.heads, l.channels}),
+                  net.reshape(net.weight(p + "att_dst"), {l.heads, l.channels}),
+                  rowPtr, colIdx, bias, edgeAttr,
+                  l.edgeDim ? net.weight(p + "lin_edge.weight") : Value(),
+                  l.edgeDim ? net.reshape(net.weight(p + "att_edge"),
+                                          {l.heads, l.channels})
+                            : Value(),
+                  xDst, xDst ? wDst : Value(),
+                  b.getF64FloatAttr(l.negativeSlope), combine,
+                  b.getBoolAttr(selfLoops));
+            }
+            SmallVector<Value> results{elu ? net.elu(layer->getResult(0))
+                                           : layer->getResult(0)};
+            if (l.attentionWeights)
+              results.push_back(layer->getResult(1));
+            return results;
+          });
+      x = results[0];
       if (l.attentionWeights)
-        alpha = layer->getResult(1);
-      if (n + 1 < layers.size())
-        x = net.elu(x);
+        alpha = results[1];
     }
     SmallVector<Value> results{x};
     if (alpha)
