@@ -161,25 +161,29 @@ struct AttnRuntimeChecks
       OpBuilder b(op);
       Block *block = op->getBlock();
       Operation *prev = op->getPrevNode();
+      // An affine access: its map expanded; a vector access: the whole
+      // vector (loads and stores alike).
+      auto checkAffine = [&](auto access) {
+        if (auto indices = affine::expandAffineMap(
+                b, op->getLoc(), access.getAffineMap(),
+                access.getMapOperands()))
+          assertInside(b, op, access.getMemRef(), *indices);
+      };
+      auto checkVector = [&](auto access) {
+        assertInside(
+            b, op, access.getBase(), access.getIndices(),
+            vectorExtent(access.getMemRefType(), access.getVectorType()));
+      };
       if (auto verifiable = dyn_cast<RuntimeVerifiableOpInterface>(op))
         verifiable.generateRuntimeVerification(b, op->getLoc(), checkMessage);
-      else if (auto l = dyn_cast<affine::AffineLoadOp>(op)) {
-        if (auto indices = affine::expandAffineMap(b, op->getLoc(),
-                                                   l.getAffineMap(),
-                                                   l.getMapOperands()))
-          assertInside(b, op, l.getMemRef(), *indices);
-      } else if (auto st = dyn_cast<affine::AffineStoreOp>(op)) {
-        if (auto indices = affine::expandAffineMap(b, op->getLoc(),
-                                                   st.getAffineMap(),
-                                                   st.getMapOperands()))
-          assertInside(b, op, st.getMemRef(), *indices);
-      } else if (auto l = dyn_cast<vector::LoadOp>(op)) {
-        assertInside(b, op, l.getBase(), l.getIndices(),
-                     vectorExtent(l.getMemRefType(), l.getVectorType()));
-      } else if (auto st = dyn_cast<vector::StoreOp>(op)) {
-        assertInside(b, op, st.getBase(), st.getIndices(),
-                     vectorExtent(st.getMemRefType(), st.getVectorType()));
-      }
+      else if (auto l = dyn_cast<affine::AffineLoadOp>(op))
+        checkAffine(l);
+      else if (auto st = dyn_cast<affine::AffineStoreOp>(op))
+        checkAffine(st);
+      else if (auto l = dyn_cast<vector::LoadOp>(op))
+        checkVector(l);
+      else if (auto st = dyn_cast<vector::StoreOp>(op))
+        checkVector(st);
       // The asserts the interface and assertInside created, also inside
       // the ops they created (linalg's checks sit in an scf.if).
       for (Operation *it = prev ? prev->getNextNode() : &block->front();
