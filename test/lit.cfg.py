@@ -67,6 +67,10 @@ if {"avx2", "fma", "f16c", "bmi2", "movbe"} <= _flags:
     config.available_features.add("host-x86-64-v3")
 if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= _flags:
     config.available_features.add("host-x86-64-v4")
+    # bf16 dot products (vdpbf16ps): Zen 4 and later, Cooper Lake,
+    # Sapphire Rapids and later.
+    if "avx512_bf16" in _flags:
+        config.available_features.add("host-avx512bf16")
     # Not in the sanitizer build: ASan's shadow memory does not map under
     # qemu-user (attn-run exits at once, printing nothing); the plain
     # build's run covers the AVX2 path.

@@ -111,6 +111,8 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     pm.addPass(createConvertOpenMPToLLVMPass());
   ConvertVectorToLLVMPassOptions toLLVM;
   toLLVM.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
+  // attn-lower-vectors' bf16 dot products (x86vector.avx512.dot).
+  toLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(toLLVM));
   // Math ops with an LLVM intrinsic (exp, log, absi, ...) become it; the
   // rest (erf of GELU, tanh) libm calls, which math-to-libm would also make
@@ -156,12 +158,16 @@ void mlir::attn::buildReferencePipeline(
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   addSetTarget(pm, options);
-  pm.addPass(createAttnDecomposeMha());
+  // attn-tile widens f16/bf16 sdpa itself, or keeps bf16 for dot products.
+  AttnDecomposeMhaOptions decompose;
+  decompose.widenAttention = false;
+  pm.addPass(createAttnDecomposeMha(decompose));
   pm.addPass(createAttnRaiseMods());
   AttnTileOptions tile;
   tile.blockQ = options.blockQ;
   tile.blockK = options.blockK;
   tile.graphEdgeDensity = options.graphEdgeDensity;
+  tile.bf16DotProduct = options.bf16DotProduct;
   pm.addPass(createAttnTile(tile));
   AttnLowerGatOptions gat;
   gat.edgeBlock = options.gatEdgeBlock;

@@ -98,6 +98,12 @@ struct CpuPipelineOptions
       llvm::cl::desc("Register-tile and vectorize the tile computations "
                      "(attn-vectorize, attn-lower-vectors)"),
       llvm::cl::init(true)};
+  Option<bool> bf16DotProduct{
+      *this, "bf16-dot-product",
+      llvm::cl::desc("bf16 attention as bf16 pair dot products with f32 "
+                     "accumulation where the target has them (AVX512-BF16; "
+                     "attn-tile); false: computed in f32"),
+      llvm::cl::init(true)};
 };
 
 /// attn -> tiled attention with online softmax (attn-tile; mha decomposed

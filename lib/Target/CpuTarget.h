@@ -47,6 +47,12 @@ struct CpuTarget {
   /// Whether the target has LLVM feature `name` (e.g. "avx512bf16").
   bool hasFeature(llvm::StringRef name) const;
 
+  /// Whether bf16 pair dot products with f32 accumulation (AVX512-BF16's
+  /// `vdpbf16ps`) are available on full vector registers: Zen 4 and later,
+  /// Cooper Lake, Sapphire Rapids and later.
+  bool hasBf16DotProduct() const {
+    return vectorBits == 512 && hasFeature("avx512bf16");
+  }
   /// f32 elements per vector register.
   int64_t f32Lanes() const { return vectorBits / 32; }
   /// The register tile of a contraction (attn-vectorize): two vector
@@ -65,8 +71,8 @@ struct CpuTarget {
   int64_t elementwiseWidth() const {
     return std::max<int64_t>(f32Lanes(), f32Lanes() * vectorRegisters / 8);
   }
-  /// `AVX-512`, `AVX2`, `SSE`, `NEON` or `scalar`: the vector ISA the
-  /// lowerings target.
+  /// `AVX-512` (`AVX-512 + BF16` with bf16 dot products), `AVX2`, `SSE`,
+  /// `NEON` or `scalar`: the vector ISA the lowerings target.
   llvm::StringRef isaName() const { return isa; }
 
   /// Resolves `cpu` (`host`, `native` or empty: this machine's CPU name and

@@ -128,9 +128,14 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
 };
 
 struct AttnDecomposeMha : attn::impl::AttnDecomposeMhaBase<AttnDecomposeMha> {
+  using AttnDecomposeMhaBase::AttnDecomposeMhaBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateWidenPrecisionPatterns(patterns);
+    if (widenAttention)
+      populateWidenPrecisionPatterns(patterns);
+    else
+      populateWidenMhaPatterns(patterns);
     populateDecomposeMhaPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

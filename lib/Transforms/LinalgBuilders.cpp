@@ -187,7 +187,14 @@ Value mlir::attn::buildContractionInto(OpBuilder &b, Location loc, Value lhs,
       b, loc, init.getType(), ValueRange{lhs, rhs}, ValueRange{init},
       ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iteratorsFor(outMap),
       [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value prod = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+        Type acc = args[2].getType();
+        auto widen = [&](Value x) -> Value {
+          return x.getType() == acc ? x
+                                    : arith::ExtFOp::create(nb, nloc, acc, x)
+                                          .getResult();
+        };
+        Value prod =
+            arith::MulFOp::create(nb, nloc, widen(args[0]), widen(args[1]));
         Value sum = arith::AddFOp::create(nb, nloc, args[2], prod);
         linalg::YieldOp::create(nb, nloc, sum);
       });
@@ -197,9 +204,9 @@ Value mlir::attn::buildContractionInto(OpBuilder &b, Location loc, Value lhs,
 Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
                                    AffineMap lhsMap, Value rhs,
                                    AffineMap rhsMap, ArrayRef<int64_t> outShape,
-                                   AffineMap outMap) {
+                                   AffineMap outMap, Type accType) {
   requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect>(b, "buildContraction");
-  Type elemType = getElementType(lhs);
+  Type elemType = accType ? accType : getElementType(lhs);
   Value zero = buildFloatConstant(b, loc, elemType, 0.0);
   Value init = buildFilled(b, loc, outShape, elemType, zero);
   return buildContractionInto(b, loc, lhs, lhsMap, rhs, rhsMap, init, outMap);
@@ -483,14 +490,21 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
           return arith::MulFOp::create(nb, nloc, args[1], args[0]);
         });
   };
-  // P = exp(S - offset): S - offset <= 0 (or NaN) by construction.
-  Value probs = buildMap(b, loc, tile, ValueRange{scores, offset}, {id2, row2},
-                         [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                           return buildExpOfNonPositive(
-                               nb, nloc,
-                               arith::SubFOp::create(nb, nloc, args[0],
-                                                     args[1]));
-                         });
+  // P = exp(S - offset): S - offset <= 0 (or NaN) by construction. For
+  // pair-packed bf16 values, P is rounded to bf16 as it is computed: the
+  // dot products read it in bf16, and the row sum adds the same rounded
+  // weights (so l normalises exactly the weights P V used).
+  auto packed = cast<RankedTensorType>(values.getType());
+  bool bf16Pairs = packed.getRank() == 3 && packed.getElementType().isBF16();
+  Type probType = bf16Pairs ? packed.getElementType() : f;
+  Value probs = buildElementwise(
+      b, loc, buildEmpty(b, loc, tile, probType), ValueRange{scores, offset},
+      {id2, row2}, [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value p = buildExpOfNonPositive(
+            nb, nloc, arith::SubFOp::create(nb, nloc, args[0], args[1]));
+        return bf16Pairs ? arith::TruncFOp::create(nb, nloc, probType, p)
+                         : p;
+      });
   // l' = a l + rowsum(P).
   Value newSum =
       linalg::GenericOp::create(
@@ -498,12 +512,25 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
           ValueRange{rescale(state.rowSum, id1)},
           ArrayRef<AffineMap>{id2, row2},
           {utils::IteratorType::parallel, utils::IteratorType::reduction},
-          [](OpBuilder &nb, Location nloc, ValueRange args) {
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value p = args[0];
+            if (bf16Pairs)
+              p = arith::ExtFOp::create(nb, nloc, f, p);
             linalg::YieldOp::create(
-                nb, nloc,
-                arith::AddFOp::create(nb, nloc, args[0], args[1]).getResult());
+                nb, nloc, arith::AddFOp::create(nb, nloc, p, args[1]).getResult());
           })
           .getResult(0);
+  if (bf16Pairs) {
+    // acc' = a acc + P V over key pairs; dims (i, d, t, p): P pairs
+    // (i, t, p), values (t, d, p).
+    Value pairs =
+        buildExpand(b, loc, probs, {tile[0], tile[1] / 2, 2}, {{0}, {1, 2}});
+    Value newAcc = buildContractionInto(
+        b, loc, pairs, dimsMap(ctx, 4, {0, 2, 3}), values,
+        dimsMap(ctx, 4, {2, 1, 3}), rescale(state.acc, row2),
+        dimsMap(ctx, 4, {0, 1}));
+    return {newMax, newSum, newAcc};
+  }
   // acc' = a acc + P V; dims (i, d, j).
   Value newAcc =
       buildContractionInto(b, loc, probs, dimsMap(ctx, 3, {0, 2}), values,

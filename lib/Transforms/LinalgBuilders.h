@@ -49,10 +49,12 @@ AffineMap dimsMap(MLIRContext *ctx, unsigned numDims,
 
 /// out[outMap] = sum over the dims absent from `outMap` of
 /// lhs[lhsMap] * rhs[rhsMap]. The output tensor is zero-initialised and has
-/// the shape `outShape` and lhs's element type.
+/// the shape `outShape` and `accType` (null: lhs's element type); narrower
+/// operands (bf16 into f32) are extended in the body, so the product and
+/// the sum are in the accumulator's type.
 Value buildContraction(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
                        Value rhs, AffineMap rhsMap, ArrayRef<int64_t> outShape,
-                       AffineMap outMap);
+                       AffineMap outMap, Type accType = {});
 
 /// Like buildContraction, accumulating into `init` (its element type and
 /// shape) instead of a zero-filled tensor.
@@ -129,6 +131,11 @@ OnlineSoftmaxState buildOnlineSoftmaxInit(OpBuilder &b, Location loc,
 /// column d, score column j) of `acc += P V`; by default values are a plain
 /// `cols x Ev` matrix, (i, d, j) -> (j, d). GAT passes per-head values
 /// (`cols x rows x Ev`, (i, d, j) -> (j, i, d)).
+/// bf16 values of rank 3 are pair-packed for bf16 dot products
+/// (`cols/2 x Ev x 2`: keys 2t and 2t + 1 of value column d side by side):
+/// then P is rounded to bf16 as it is computed (as FlashAttention rounds P
+/// to the input type before P V), paired the same way, and contracted over
+/// (pair, element) with f32 accumulation; l sums the same rounded P in f32.
 OnlineSoftmaxState buildOnlineSoftmaxStep(OpBuilder &b, Location loc,
                                           Value scores, Value values,
                                           const OnlineSoftmaxState &state,

@@ -22,6 +22,16 @@ namespace attn {
 /// attn ops on f16/bf16 tensors -> the same ops on f32 copies, results
 /// rounded back (every lowering includes these: softmax and sums in f32).
 void populateWidenPrecisionPatterns(RewritePatternSet &patterns);
+/// Only attn.mha's widening.
+void populateWidenMhaPatterns(RewritePatternSet &patterns);
+/// A clone of attn op `op` (inserted before it) whose f16/bf16 float
+/// operands are f32 copies and whose f16/bf16 results are f32: what the
+/// widening patterns compute on.
+Operation *buildWidenedClone(RewriterBase &rewriter, Operation *op);
+/// `op`'s results from `wideResults` (a widened clone's, or values of the
+/// same shapes in f32): each rounded back to `op`'s result type.
+SmallVector<Value> narrowResults(RewriterBase &rewriter, Operation *op,
+                                 ValueRange wideResults);
 /// attn.mha -> projections + attn.sdpa.
 void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 /// attn.sdpa -> linalg (materialised scores; the reference lowering).

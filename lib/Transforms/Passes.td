@@ -97,7 +97,19 @@ def AttnDecomposeMha : Pass<"attn-decompose-mha"> {
     %m  = linalg.generic ins(%o ...) -> tensor<1x8x2x8xf32>   // merge heads
     %y  = linalg.generic ins(%m2, %wot ...) -> tensor<8x16xf32>  // + bias
     ```
+
+    An f16/bf16 `attn.mha` is widened to f32 first (its projections and
+    attention computed in f32, the result rounded back). With
+    `widen-attention` (the default) every other f16/bf16 attn op is widened
+    too, for lowerings that take only f32 (the GPU kernels); the CPU
+    pipeline turns it off, because `attn-tile` chooses how a bf16
+    `attn.sdpa` computes (bf16 dot products on AVX512-BF16 targets).
   }];
+  let options = [
+    Option<"widenAttention", "widen-attention", "bool", /*default=*/"true",
+           "Also widen f16/bf16 attn.sdpa, attn.gat and attn.gatv2 ops to "
+           "f32 (attn.mha is always widened before it is decomposed)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect"
@@ -307,6 +319,18 @@ def AttnTile : Pass<"attn-tile"> {
 
     f16 and bf16 operands are extended to f32 once per call and the results
     rounded back: scores, the online softmax and the accumulators are f32.
+    On a target with bf16 dot products (AVX512-BF16: Zen 4 and later, Cooper
+    Lake, Sapphire Rapids and later; `bf16-dot-product`, on by default) bf16
+    attention keeps Q, K and V in bf16 instead: K^T is laid out once per call
+    with each key's elements 2t, 2t + 1 side by side (`B x Hkv x key tile x
+    E/2 x block-k x 2`), V with keys 2t, 2t + 1 side by side (`B x Hkv x
+    Lk/2 x Ev x 2`), and `Q K^T` and `P V` are contractions over (pair,
+    element) with f32 accumulation, which `attn-lower-vectors` turns into
+    `vdpbf16ps` (x86vector.avx512.dot). As FlashAttention does, P is rounded
+    to bf16 before `P V`; the scores, the softmax, its row sums and the
+    accumulators stay f32. Q is prescaled in bf16 only by a power-of-two
+    scale (exact); another scale multiplies the f32 scores. Shaw keys, an odd
+    head dim and the edge-list lowering compute in f32.
 
     Lengths that the blocks do not divide are padded with zeros up to a
     multiple of the block (Q rows and K/V rows); padded keys are masked on the
@@ -334,7 +358,11 @@ def AttnTile : Pass<"attn-tile"> {
            "(0: always tiles, 1: always edges)">,
     Option<"edgeBlock", "edge-block", "int64_t", /*default=*/"0",
            "CSR entries per online-softmax step of the edge-list lowering "
-           "(0: the target's f32 lanes)">
+           "(0: the target's f32 lanes)">,
+    Option<"bf16DotProduct", "bf16-dot-product", "bool", /*default=*/"true",
+           "bf16 attention as bf16 pair dot products with f32 accumulation "
+           "where the target has them (AVX512-BF16); false: computed in f32 "
+           "like f16">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
@@ -525,10 +553,26 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     `maxnumf` reductions `fastmath<nnan>`: only the online softmax's row max
     uses maxnum, and it merely stabilises `exp` (a NaN score still reaches
     the output through `exp(NaN - m)`).
+
+    On a target with AVX512-BF16, a register tile of bf16 pair dot products
+    (attn-tile's bf16 mode: a `vector.contract` of bf16 factors into an f32
+    `rows x cols` accumulator over a unit reduction and the element pair)
+    becomes `x86vector.avx512.dot` (`vdpbf16ps`): per row, the row's pair
+    broadcast as one 32-bit lane, against the columns' pairs as they lie in
+    memory, 16 columns per instruction.
+
+    ```mlir
+    %r = vector.contract {...} %q, %k, %acc
+        : vector<8x1x2xbf16>, vector<1x32x2xbf16> into vector<8x32xf32>
+    // becomes, per row r and 16 columns c:
+    %d = x86vector.avx512.dot %acc_rc, %q_r_broadcast, %k_c
+        : vector<32xbf16> -> vector<16xf32>
+    ```
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
-    "::mlir::math::MathDialect"
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 
@@ -540,7 +584,10 @@ def AttnExpandBf16 : Pass<"attn-expand-bf16"> {
     patterns). LLVM's x86 backend turns an `fptrunc` to bfloat into a call
     of `__truncsfbf2` (scalar and vector alike, unless the target has
     AVX512-BF16), which is slow and which the JIT cannot always resolve; the
-    CPU pipelines run this pass before the LLVM conversion.
+    CPU pipelines run this pass before the LLVM conversion. In functions whose
+    target has AVX512-BF16, `arith.truncf` to bf16 is left for LLVM, which
+    lowers it to `vcvtneps2bf16` (one instruction per 16 values; it rounds to
+    nearest even like the expansion, and treats inputs below 2^-126 as zero).
 
     ```mlir
     %b = arith.truncf %x : vector<16xf32> to vector<16xbf16>

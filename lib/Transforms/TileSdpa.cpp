@@ -37,10 +37,26 @@ using namespace mlir::attn;
 
 namespace {
 
+Type elementTypeOf(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
+}
+
+/// The bf16 query, key and value of a widened attn.sdpa whose contractions
+/// run as bf16 pair dot products (TileSdpaBf16Dot).
+struct Bf16Operands {
+  Value query, key, value;
+};
+
 /// Builds the tiled form of one attn.sdpa.
 class SdpaTiler {
 public:
-  SdpaTiler(SdpaOp op, int64_t blockQ, int64_t blockK) : op(op), emitter(op) {
+  /// With `bf16`, `op` is the f32 (widened) op and Q K^T and P V read the
+  /// bf16 tensors instead, pair-packed: Q rows as (E/2, 2), K^T as
+  /// (E/2, key, 2) per key tile, V as (keys/2, Ev, 2); P is rounded to bf16
+  /// before P V. Scores, the softmax and the accumulators stay f32.
+  SdpaTiler(SdpaOp op, int64_t blockQ, int64_t blockK,
+            std::optional<Bf16Operands> bf16 = std::nullopt)
+      : op(op), emitter(op), bf16(bf16) {
     ArrayRef<int64_t> q = getShape(op.getQuery()), k = getShape(op.getKey()),
                       v = getShape(op.getValue());
     batch = q[0];
@@ -51,30 +67,29 @@ public:
     lk = k[2];
     ev = v[3];
     bq = std::clamp<int64_t>(blockQ, 1, lq);
-    bk = std::clamp<int64_t>(blockK, 1, lk);
+    // Key pairs need an even key tile: one longer than an odd Lk (the extra
+    // key is padding, masked like any other).
+    bk = std::clamp<int64_t>(blockK, 1, bf16 ? lk + lk % 2 : lk);
     nqt = llvm::divideCeilSigned(lq, bq);
     nkt = llvm::divideCeilSigned(lk, bk);
     f = op.getQuery().getType().getElementType();
+    if (bf16) {
+      // Q is prescaled in bf16 only when that is exact (a power of two);
+      // otherwise the scores are scaled in f32.
+      int exp;
+      scaleScores = std::frexp(op.getEffectiveScale(), &exp) != 0.5;
+    }
   }
 
   SmallVector<Value> build(OpBuilder &b) {
     Location loc = op.getLoc();
-    q = padRows(b, loc, op.getQuery(), nqt * bq);
-    k = padRows(b, loc, op.getKey(), nkt * bk);
-    v = padRows(b, loc, op.getValue(), nkt * bk);
-    // K^T once per call (B * Hkv * Lk * E moves), not once per (query tile,
-    // key tile) pair, so that QK^T reads contiguous key columns. Tile-major
-    // (B x Hkv x key tile x E x bk): one key tile's E rows are contiguous; as
-    // columns of an E x Lk matrix they would sit Lk floats apart, on the same
-    // few L1 sets.
-    ArrayRef<int64_t> ks = getShape(k);
-    Value kTiles = buildExpand(b, loc, k, {ks[0], ks[1], nkt, bk, e},
-                               {{0}, {1}, {2, 3}, {4}});
-    kT = linalg::TransposeOp::create(
-             b, loc, kTiles,
-             tensor::EmptyOp::create(b, loc, {ks[0], ks[1], nkt, e, bk}, f),
-             ArrayRef<int64_t>{0, 1, 2, 4, 3})
-             .getResult()[0];
+    q = padRows(b, loc, bf16 ? bf16->query : op.getQuery(), nqt * bq);
+    k = padRows(b, loc, bf16 ? bf16->key : op.getKey(), nkt * bk);
+    v = padRows(b, loc, bf16 ? bf16->value : op.getValue(), nkt * bk);
+    if (bf16)
+      buildPackedKeysValues(b, loc);
+    else
+      buildKeysTransposed(b, loc);
     // The bias and the dense graph mask are padded like Q and K, so that
     // padded rows and keys index them in bounds and a tile's row is a
     // contiguous vector load (clamped indices would make it a gather).
@@ -114,6 +129,49 @@ public:
   }
 
 private:
+  /// K^T once per call (B * Hkv * Lk * E moves), not once per (query tile,
+  /// key tile) pair, so that QK^T reads contiguous key columns. Tile-major
+  /// (B x Hkv x key tile x E x bk): one key tile's E rows are contiguous; as
+  /// columns of an E x Lk matrix they would sit Lk floats apart, on the same
+  /// few L1 sets.
+  void buildKeysTransposed(OpBuilder &b, Location loc) {
+    ArrayRef<int64_t> ks = getShape(k);
+    Value kTiles = buildExpand(b, loc, k, {ks[0], ks[1], nkt, bk, e},
+                               {{0}, {1}, {2, 3}, {4}});
+    kT = linalg::TransposeOp::create(
+             b, loc, kTiles,
+             tensor::EmptyOp::create(b, loc, {ks[0], ks[1], nkt, e, bk}, f),
+             ArrayRef<int64_t>{0, 1, 2, 4, 3})
+             .getResult()[0];
+  }
+
+  /// The bf16 operands of the dot products, once per call: K^T tile-major
+  /// with each key's elements 2t, 2t + 1 side by side (B x Hkv x key tile x
+  /// E/2 x bk x 2: one 32-bit pair per key, a key tile's pairs of one t
+  /// contiguous), and V with the values of keys 2t, 2t + 1 side by side
+  /// (B x Hkv x Lk/2 x Ev x 2).
+  void buildPackedKeysValues(OpBuilder &b, Location loc) {
+    Type bf = elementTypeOf(k);
+    ArrayRef<int64_t> ks = getShape(k);
+    Value kTiles = buildExpand(b, loc, k, {ks[0], ks[1], nkt, bk, e / 2, 2},
+                               {{0}, {1}, {2, 3}, {4, 5}});
+    kT = linalg::TransposeOp::create(
+             b, loc, kTiles,
+             tensor::EmptyOp::create(b, loc,
+                                     {ks[0], ks[1], nkt, e / 2, bk, 2}, bf),
+             ArrayRef<int64_t>{0, 1, 2, 4, 3, 5})
+             .getResult()[0];
+    ArrayRef<int64_t> vs = getShape(v);
+    Value vPairs = buildExpand(b, loc, v, {vs[0], vs[1], vs[2] / 2, 2, ev},
+                               {{0}, {1}, {2, 3}, {4}});
+    v = linalg::TransposeOp::create(
+            b, loc, vPairs,
+            tensor::EmptyOp::create(b, loc, {vs[0], vs[1], vs[2] / 2, ev, 2},
+                                    bf),
+            ArrayRef<int64_t>{0, 1, 2, 4, 3})
+            .getResult()[0];
+  }
+
   Value isNonZero(OpBuilder &b, Location loc, Value v) {
     Value zero =
         arith::ConstantOp::create(b, loc, b.getIntegerAttr(v.getType(), 0));
@@ -126,8 +184,9 @@ private:
     if (shape[2] == len)
       return t;
     shape[2] = len;
-    Value zero = buildFloatConstant(b, loc, f, 0.0);
-    return tensor::createPadHighOp(RankedTensorType::get(shape, f), t, zero,
+    Type elem = elementTypeOf(t);
+    Value zero = buildFloatConstant(b, loc, elem, 0.0);
+    return tensor::createPadHighOp(RankedTensorType::get(shape, elem), t, zero,
                                    /*nofold=*/false, loc, b);
   }
 
@@ -160,28 +219,49 @@ private:
 
   /// A rank-reduced `rows x cols` slice of a B x H x L x C tensor at
   /// (bIdx, hIdx, row0, 0).
+  /// A rank-reduced slice of `t` at `offsets` for the leading dims (the
+  /// rest from 0): unit sizes there except `rows` at the last offset, whole
+  /// trailing dims. (b, h, row0) of a B x H x L x C tensor is `rows x C`.
+  Value tile(OpBuilder &b, Location loc, Value t, ArrayRef<Value> at,
+             int64_t rows) {
+    ArrayRef<int64_t> shape = getShape(t);
+    SmallVector<OpFoldResult> offsets, sizes;
+    SmallVector<int64_t> resultShape{rows};
+    for (auto [d, extent] : llvm::enumerate(shape)) {
+      if (d < at.size()) {
+        offsets.push_back(at[d]);
+        sizes.push_back(b.getIndexAttr(d + 1 == at.size() ? rows : 1));
+        continue;
+      }
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(b.getIndexAttr(extent));
+      resultShape.push_back(extent);
+    }
+    SmallVector<OpFoldResult> strides(shape.size(), b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(resultShape, elementTypeOf(t)), t,
+        offsets, sizes, strides);
+  }
   Value tile(OpBuilder &b, Location loc, Value t, Value bIdx, Value hIdx,
              Value row0, int64_t rows) {
-    int64_t cols = getShape(t)[3];
-    SmallVector<OpFoldResult> offsets{bIdx, hIdx, row0, b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(1),
-                                    b.getIndexAttr(rows), b.getIndexAttr(cols)};
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({rows, cols}, f), t, offsets, sizes,
-        strides);
+    return tile(b, loc, t, {bIdx, hIdx, row0}, rows);
   }
 
-  /// Key tile `kt` of the tile-major K^T: a rank-reduced E x bk slice.
+  /// Key tile `kt` of the tile-major K^T: a rank-reduced E x bk slice (bf16
+  /// pairs: E/2 x bk x 2).
   Value keyTileT(OpBuilder &b, Location loc, Value kt) {
-    SmallVector<OpFoldResult> offsets{bIdx, kvHead, kt, b.getIndexAttr(0),
-                                      b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(1),
-                                    b.getIndexAttr(1), b.getIndexAttr(e),
-                                    b.getIndexAttr(bk)};
-    SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets{bIdx, kvHead, kt};
+    SmallVector<OpFoldResult> sizes(3, b.getIndexAttr(1));
+    SmallVector<int64_t> resultShape;
+    for (int64_t extent : getShape(kT).drop_front(3)) {
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(b.getIndexAttr(extent));
+      resultShape.push_back(extent);
+    }
+    SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
     return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({e, bk}, f), kT, offsets, sizes, strides);
+        b, loc, RankedTensorType::get(resultShape, elementTypeOf(kT)), kT,
+        offsets, sizes, strides);
   }
 
   /// The body of the parallel loop: one query tile of one (batch, head).
@@ -197,12 +277,21 @@ private:
     // bq x bk score tile: scale * (q . k + q . a) = (scale q) . k + ...
     qTile = tile(b, loc, q, bIdx, hIdx, q0, bq);
     Value scale = buildFloatConstant(b, loc, f, op.getEffectiveScale());
-    qTile = buildElementwise(
-        b, loc, tensor::EmptyOp::create(b, loc, getShape(qTile), f), qTile,
-        {b.getMultiDimIdentityMap(2)},
-        [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          return arith::MulFOp::create(nb, nloc, args[0], scale).getResult();
-        });
+    Type qElem = elementTypeOf(qTile);
+    if (!scaleScores)
+      qTile = buildElementwise(
+          b, loc, tensor::EmptyOp::create(b, loc, getShape(qTile), qElem),
+          qTile, {b.getMultiDimIdentityMap(2)},
+          [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+            if (qElem == f)
+              return arith::MulFOp::create(nb, nloc, args[0], scale);
+            // bf16 times a power of two: exact.
+            Value wide = arith::ExtFOp::create(nb, nloc, f, args[0]);
+            return arith::TruncFOp::create(
+                nb, nloc, qElem, arith::MulFOp::create(nb, nloc, wide, scale));
+          });
+    if (bf16)
+      qTile = buildExpand(b, loc, qTile, {bq, e / 2, 2}, {{0}, {1, 2}});
     if (Value relKey = op.getRelKey()) {
       // Shaw: q_i . rel_key[r] for every row of the tile; dims (i, r, e).
       MLIRContext *ctx = b.getContext();
@@ -324,11 +413,22 @@ private:
     auto step = [&](OpBuilder &sb, Location sloc) -> SmallVector<Value> {
       MLIRContext *ctx = sb.getContext();
       Value kTTile = keyTileT(sb, sloc, kt);
-      Value vTile = tile(sb, sloc, v, bIdx, kvHead, k0, bk);
-      // Dims (i, j, e).
-      Value qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 3, {0, 2}),
-                                  kTTile, dimsMap(ctx, 3, {2, 1}), {bq, bk},
-                                  dimsMap(ctx, 3, {0, 1}));
+      Value qk, vTile;
+      if (bf16) {
+        // Dims (i, j, t, p): Q pairs (i, t, p), K^T pairs (t, j, p).
+        Value pair0 = arith::DivUIOp::create(sb, sloc, k0,
+                                             buildIndexConstant(sb, sloc, 2));
+        vTile = tile(sb, sloc, v, {bIdx, kvHead, pair0}, bk / 2);
+        qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 4, {0, 2, 3}),
+                              kTTile, dimsMap(ctx, 4, {2, 1, 3}), {bq, bk},
+                              dimsMap(ctx, 4, {0, 1}), f);
+      } else {
+        vTile = tile(sb, sloc, v, bIdx, kvHead, k0, bk);
+        // Dims (i, j, e).
+        qk = buildContraction(sb, sloc, qTile, dimsMap(ctx, 3, {0, 2}), kTTile,
+                              dimsMap(ctx, 3, {2, 1}), {bq, bk},
+                              dimsMap(ctx, 3, {0, 1}));
+      }
       Value scores;
       std::optional<SmallVector<Value>> full = fullTileConditions(sb, sloc, k0);
       if (full && full->empty()) {
@@ -392,7 +492,7 @@ private:
   Value buildScores(OpBuilder &b, Location loc, Value qk, Value k0,
                     bool masked) {
     // Q is prescaled: without modifications or a mask the scores are Q K^T.
-    if (!masked && emitter.isPlainScore())
+    if (!masked && emitter.isPlainScore() && !scaleScores)
       return qk;
     Value init = tensor::EmptyOp::create(b, loc, {bq, bk}, f);
     return buildElementwise(
@@ -423,7 +523,7 @@ private:
                      s[2] == 1 ? zero : pos.i, s[3] == 1 ? zero : pos.j});
     }
     Value s = emitter.modify(b, loc, pos, qk, shaw, biasElem,
-                             /*prescaled=*/true);
+                             /*prescaled=*/!scaleScores);
     if (!masked)
       return s;
 
@@ -442,6 +542,10 @@ private:
 
   SdpaOp op;
   SdpaScoreEmitter emitter;
+  std::optional<Bf16Operands> bf16;
+  /// The scale multiplies the f32 scores instead of Q (bf16 Q, a scale that
+  /// is not a power of two).
+  bool scaleScores = false;
   int64_t batch, heads, lq, lk, e, ev, group, bq, bk, nqt, nkt;
   Type f;
   // Padded operands and per-call masks.
@@ -472,6 +576,23 @@ std::pair<int64_t, int64_t> defaultBlocks(const CpuTarget &target,
   return {whole, 64};
 }
 
+/// Whether `op` takes the edge-list lowering of sparse graph masks.
+bool takesEdgeList(SdpaOp op, double graphEdgeDensity) {
+  // The edge-list lowering keeps keys and rows as i32.
+  bool fitsI32 = getShape(op.getQuery())[2] < (int64_t(1) << 31) &&
+                 getShape(op.getKey())[2] < (int64_t(1) << 31);
+  double density = graphDensity(op);
+  return density > 0 && density <= graphEdgeDensity && fitsI32;
+}
+
+/// The block sizes of `op`: the options where given, else the target's.
+std::pair<int64_t, int64_t> blocksFor(SdpaOp op, int64_t blockQ,
+                                      int64_t blockK) {
+  auto [targetQ, targetK] =
+      defaultBlocks(getCpuTarget(op), getShape(op.getQuery())[2]);
+  return {blockQ > 0 ? blockQ : targetQ, blockK > 0 ? blockK : targetK};
+}
+
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
            double graphEdgeDensity, int64_t edgeBlock)
@@ -483,18 +604,12 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
     if (!hasStaticTensorOperands(op))
       return rewriter.notifyMatchFailure(op,
                                          "dynamic shapes are not supported");
-    // The edge-list lowering keeps keys and rows as i32.
-    bool fitsI32 = getShape(op.getQuery())[2] < (int64_t(1) << 31) &&
-                   getShape(op.getKey())[2] < (int64_t(1) << 31);
-    double density = graphDensity(op);
-    if (density > 0 && density <= graphEdgeDensity && fitsI32) {
+    if (takesEdgeList(op, graphEdgeDensity)) {
       rewriter.replaceOp(op, buildGraphEdgeAttention(rewriter, op, edgeBlock));
       return success();
     }
-    auto [targetQ, targetK] =
-        defaultBlocks(getCpuTarget(op), getShape(op.getQuery())[2]);
-    SdpaTiler tiler(op, blockQ > 0 ? blockQ : targetQ,
-                    blockK > 0 ? blockK : targetK);
+    auto [bq, bk] = blocksFor(op, blockQ, blockK);
+    SdpaTiler tiler(op, bq, bk);
     rewriter.replaceOp(op, tiler.build(rewriter));
     return success();
   }
@@ -502,6 +617,48 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
   int64_t blockQ, blockK;
   double graphEdgeDensity;
   int64_t edgeBlock;
+};
+
+/// bf16 attention on a target with bf16 dot products (AVX512-BF16): tiled
+/// like the f32 op it widens to, with Q K^T and P V as bf16 pair dot
+/// products accumulating in f32 (SdpaTiler's `bf16` mode). Ahead of the
+/// widening patterns; what it does not take (the edge-list lowering, Shaw
+/// keys, an odd head dim or key tile) is widened and tiled in f32.
+struct TileSdpaBf16Dot : OpRewritePattern<SdpaOp> {
+  TileSdpaBf16Dot(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
+                  double graphEdgeDensity)
+      : OpRewritePattern(ctx, /*benefit=*/20), blockQ(blockQ), blockK(blockK),
+        graphEdgeDensity(graphEdgeDensity) {}
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    auto isBf16 = [](Value v) { return elementTypeOf(v).isBF16(); };
+    if (!isBf16(op.getQuery()) || !isBf16(op.getKey()) ||
+        !isBf16(op.getValue()))
+      return rewriter.notifyMatchFailure(op, "not bf16");
+    if (!hasStaticTensorOperands(op))
+      return rewriter.notifyMatchFailure(op,
+                                         "dynamic shapes are not supported");
+    if (!getCpuTarget(op).hasBf16DotProduct())
+      return rewriter.notifyMatchFailure(op, "no bf16 dot products");
+    if (op.getRelKey() || getShape(op.getQuery())[3] % 2 != 0 ||
+        takesEdgeList(op, graphEdgeDensity))
+      return rewriter.notifyMatchFailure(op, "computed in f32");
+    auto [bq, bk] = blocksFor(op, blockQ, blockK);
+    int64_t lk = getShape(op.getKey())[2];
+    if (std::min(bk, lk + lk % 2) % 2 != 0)
+      return rewriter.notifyMatchFailure(op, "odd key tile");
+    auto wide = cast<SdpaOp>(buildWidenedClone(rewriter, op));
+    SdpaTiler tiler(wide, bq, bk,
+                    Bf16Operands{op.getQuery(), op.getKey(), op.getValue()});
+    SmallVector<Value> results = tiler.build(rewriter);
+    rewriter.eraseOp(wide);
+    rewriter.replaceOp(op, narrowResults(rewriter, op, results));
+    return success();
+  }
+
+  int64_t blockQ, blockK;
+  double graphEdgeDensity;
 };
 
 struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
@@ -526,6 +683,9 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
     populateWidenPrecisionPatterns(patterns);
     patterns.add<TileSdpa>(&getContext(), blockQ, blockK, graphEdgeDensity,
                            edgeBlock);
+    if (bf16DotProduct)
+      patterns.add<TileSdpaBf16Dot>(&getContext(), blockQ, blockK,
+                                    graphEdgeDensity);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

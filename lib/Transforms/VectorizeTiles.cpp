@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -72,15 +73,61 @@ int64_t vectorDivisorAtMost(int64_t size, int64_t target, int64_t width) {
   return divisorAtMost(size, target);
 }
 
-/// A generic whose body is `out + a * b` with exactly one reduction loop.
+/// The loop of a pair-packed contraction's element pair (bf16 dot
+/// products: a reduction loop of 2 that both inputs index last), if `op`
+/// has one.
+std::optional<unsigned> packedPairLoop(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() != 2 || op.getNumDpsInputs() != 2)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto last = [&](unsigned input) -> std::optional<unsigned> {
+    AffineMap m = maps[input];
+    if (m.getNumResults() == 0)
+      return std::nullopt;
+    auto dim = dyn_cast<AffineDimExpr>(m.getResults().back());
+    if (!dim)
+      return std::nullopt;
+    return dim.getPosition();
+  };
+  std::optional<unsigned> pair = last(0);
+  if (!pair || pair != last(1) ||
+      op.getIteratorTypesArray()[*pair] != utils::IteratorType::reduction ||
+      op.getStaticLoopRanges()[*pair] != 2)
+    return std::nullopt;
+  return pair;
+}
+
+/// A generic whose body is `out + a * b` (`a` and `b` possibly extended to
+/// out's type first) with one reduction loop, or two when the second is the
+/// element pair of bf16 dot products (packedPairLoop).
 bool isContraction(linalg::LinalgOp op) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  if (!generic || generic.getNumReductionLoops() != 1 ||
-      generic.getNumDpsInputs() != 2)
+  if (!generic || generic.getNumDpsInputs() != 2 ||
+      (generic.getNumReductionLoops() != 1 && !packedPairLoop(op)))
     return false;
   Block &body = generic.getRegion().front();
-  return body.getOperations().size() == 3 && isa<arith::MulFOp>(body.front()) &&
-         isa<arith::AddFOp>(*std::next(body.begin()));
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getNumOperands() == 1
+                 ? yield.getOperand(0).getDefiningOp<arith::AddFOp>()
+                 : arith::AddFOp();
+  if (!add || add->getBlock() != &body)
+    return false;
+  auto mul = add.getRhs().getDefiningOp<arith::MulFOp>();
+  if (!mul || add.getLhs() != body.getArgument(2))
+    return false;
+  // Each factor is an input argument, or its extension.
+  auto isInput = [&](Value v) {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      v = ext.getIn();
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &body && arg.getArgNumber() < 2;
+  };
+  return isInput(mul.getLhs()) && isInput(mul.getRhs()) &&
+         body.getOperations().size() ==
+             3 + size_t(isa_and_nonnull<arith::ExtFOp>(
+                     mul.getLhs().getDefiningOp())) +
+                 size_t(isa_and_nonnull<arith::ExtFOp>(
+                     mul.getRhs().getDefiningOp()));
 }
 
 struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
@@ -123,6 +170,9 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
         unsigned rows = parallelDims[parallelDims.size() - 2];
         sizes[rows] = divisorAtMost(ranges[rows], tileRows);
       }
+      // A bf16 dot product consumes its element pair whole.
+      if (std::optional<unsigned> pair = packedPairLoop(op))
+        sizes[*pair] = 0;
       return sizes;
     }
     // Transposes of the two innermost dims: blocks of lanes x lanes, which
@@ -566,8 +616,130 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateSinkVectorOpsPatterns(patterns);
+    // bf16 factors of an f32 contraction (the bf16 dot products'): the
+    // extension folds into the contraction, which keeps bf16 operands.
+    vector::populateFoldArithExtensionPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+  }
+};
+
+/// A register tile of bf16 pair dot products (attn-tile's bf16 mode): a
+/// vector.contract of bf16 factors into an f32 `rows x cols` accumulator
+/// whose reductions are the element pair (extent 2, last in both factors)
+/// and unit loops, as AVX512-BF16 dot products: per row, the row's pair
+/// broadcast as one 32-bit lane; per 16 (8, 4) columns, their pairs as they
+/// lie in the right-hand factor (`cols x 2`, row-major: column c's pair at
+/// 2c, 2c + 1, which is vdpbf16ps's layout). x86vector.avx512.dot computes
+/// acc[c] += a[2c] b[2c] + a[2c+1] b[2c+1] in f32.
+struct ContractToBf16Dot : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType lhsType = op.getLhsType(), rhsType = op.getRhsType();
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    if (op.getKind() != vector::CombiningKind::ADD ||
+        !lhsType.getElementType().isBF16() ||
+        !rhsType.getElementType().isBF16() || !accType ||
+        !accType.getElementType().isF32() || accType.getRank() != 2 ||
+        accType.isScalable() || lhsType.isScalable() || rhsType.isScalable())
+      return rewriter.notifyMatchFailure(op, "not a bf16 -> f32 2-d tile");
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // Each loop's extent, from the operands that index it.
+    unsigned loops = maps[0].getNumDims();
+    SmallVector<int64_t> extent(loops, 1);
+    auto dimsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
+      SmallVector<unsigned> dims;
+      for (AffineExpr e : map.getResults()) {
+        auto d = dyn_cast<AffineDimExpr>(e);
+        if (!d)
+          return std::nullopt;
+        dims.push_back(d.getPosition());
+      }
+      return dims;
+    };
+    auto lhsDims = dimsOf(maps[0]), rhsDims = dimsOf(maps[1]),
+         accDims = dimsOf(maps[2]);
+    if (!lhsDims || !rhsDims || !accDims)
+      return rewriter.notifyMatchFailure(op, "maps are not permutations");
+    for (auto [dims, shape] :
+         {std::pair{*lhsDims, lhsType.getShape()},
+          std::pair{*rhsDims, rhsType.getShape()},
+          std::pair{*accDims, accType.getShape()}})
+      for (auto [d, n] : llvm::zip(dims, shape))
+        extent[d] = n;
+    unsigned row = (*accDims)[0], col = (*accDims)[1];
+    if (lhsDims->empty() || rhsDims->empty() ||
+        lhsDims->back() != rhsDims->back() || extent[lhsDims->back()] != 2)
+      return rewriter.notifyMatchFailure(op, "no element pair");
+    unsigned pair = lhsDims->back();
+    // The other reductions are unit loops; the factors' non-unit dims are
+    // (row, pair) and (col, pair) in that order.
+    for (unsigned d = 0; d < loops; ++d)
+      if (d != row && d != col && d != pair && extent[d] != 1)
+        return rewriter.notifyMatchFailure(op, "a reduction besides the pair");
+    auto nonUnit = [&](ArrayRef<unsigned> dims) {
+      SmallVector<unsigned> kept;
+      for (unsigned d : dims)
+        if (extent[d] != 1)
+          kept.push_back(d);
+      return kept;
+    };
+    SmallVector<unsigned> lhsKept = nonUnit(*lhsDims),
+                          rhsKept = nonUnit(*rhsDims);
+    int64_t rows = extent[row], cols = extent[col];
+    if (lhsKept != (rows == 1 ? SmallVector<unsigned>{pair}
+                              : SmallVector<unsigned>{row, pair}) ||
+        rhsKept != (cols == 1 ? SmallVector<unsigned>{pair}
+                              : SmallVector<unsigned>{col, pair}))
+      return rewriter.notifyMatchFailure(op, "factors not (row|col, pair)");
+    int64_t lanes = cols % 16 == 0 ? 16 : cols % 8 == 0 ? 8 : cols % 4 == 0 ? 4 : 0;
+    if (lanes == 0)
+      return rewriter.notifyMatchFailure(op, "columns not a multiple of 4");
+
+    Location loc = op.getLoc();
+    Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type(),
+         i32 = rewriter.getI32Type();
+    Value lhs = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({rows, 2}, bf16), op.getLhs());
+    Value rhs = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({cols * 2}, bf16), op.getRhs());
+    // Each column block's pairs, shared by the rows.
+    SmallVector<Value> blocks;
+    for (int64_t c = 0; c < cols; c += lanes)
+      blocks.push_back(vector::ExtractStridedSliceOp::create(
+          rewriter, loc, rhs, ArrayRef<int64_t>{2 * c},
+          ArrayRef<int64_t>{2 * lanes}, ArrayRef<int64_t>{1}));
+    Value acc = op.getAcc();
+    for (int64_t r = 0; r < rows; ++r) {
+      Value pairBits = vector::BitCastOp::create(
+          rewriter, loc, VectorType::get({1}, i32),
+          vector::ExtractOp::create(rewriter, loc, lhs, ArrayRef<int64_t>{r}));
+      Value splat = vector::BroadcastOp::create(
+          rewriter, loc, VectorType::get({lanes}, i32),
+          vector::ExtractOp::create(rewriter, loc, pairBits,
+                                    ArrayRef<int64_t>{0}));
+      Value a = vector::BitCastOp::create(
+          rewriter, loc, VectorType::get({2 * lanes}, bf16), splat);
+      Value accRow =
+          vector::ExtractOp::create(rewriter, loc, acc, ArrayRef<int64_t>{r});
+      for (auto [i, block] : llvm::enumerate(blocks)) {
+        int64_t c = int64_t(i) * lanes;
+        Value part = vector::ExtractStridedSliceOp::create(
+            rewriter, loc, accRow, ArrayRef<int64_t>{c},
+            ArrayRef<int64_t>{lanes}, ArrayRef<int64_t>{1});
+        Value dot = x86vector::DotBF16Op::create(
+            rewriter, loc, VectorType::get({lanes}, f32), part, a, block);
+        accRow = vector::InsertStridedSliceOp::create(
+            rewriter, loc, dot, accRow, ArrayRef<int64_t>{c},
+            ArrayRef<int64_t>{1});
+      }
+      acc = vector::InsertOp::create(rewriter, loc, accRow, acc,
+                                     ArrayRef<int64_t>{r});
+    }
+    rewriter.replaceOp(op, acc);
+    return success();
   }
 };
 
@@ -597,6 +769,34 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
           loop, std::min<uint64_t>(kContractionUnroll, trips->getZExtValue()));
     }
 
+    const CpuTarget &target = getCpuTarget(func);
+    if (target.hasBf16DotProduct()) {
+      // The factors of bf16 contractions read as one contiguous 1-d vector
+      // where their memory allows (the columns' pairs, `1 x cols x 2` of a
+      // row): read per pair otherwise (the pair dim alone is contiguous),
+      // and LLVM assembles the vector 32 bits at a time. Only these reads
+      // are flattened, and only where the innermost dim is one pair.
+      SmallVector<Operation *> factorReads;
+      func.walk([&](vector::ContractionOp contract) {
+        if (!contract.getLhsType().getElementType().isBF16())
+          return;
+        for (Value factor : {contract.getLhs(), contract.getRhs()})
+          if (auto read = factor.getDefiningOp<vector::TransferReadOp>())
+            factorReads.push_back(read);
+      });
+      RewritePatternSet flatten(&getContext());
+      vector::populateFlattenVectorTransferPatterns(
+          flatten, /*targetVectorBitwidth=*/64);
+      GreedyRewriteConfig onlyThese;
+      onlyThese.setStrictness(GreedyRewriteStrictness::ExistingOps);
+      (void)applyOpPatternsGreedily(factorReads, std::move(flatten), onlyThese);
+
+      RewritePatternSet dots(&getContext());
+      dots.add<ContractToBf16Dot>(&getContext());
+      if (failed(applyPatternsGreedily(func, std::move(dots))))
+        return signalPassFailure();
+    }
+
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       return name == math::ExpOp::getOperationName() ||
@@ -612,7 +812,6 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     // Transposes of lanes x lanes blocks: the 16 x 16 in-register shuffle
     // sequence on AVX-512, one flat shuffle otherwise (K^T is transposed
     // once per call: O(L E) against the O(L^2 E) of the tiles).
-    const CpuTarget &target = getCpuTarget(func);
     vector::populateVectorTransposeLoweringPatterns(
         patterns, target.f32Lanes() == 16
                       ? vector::VectorTransposeLowering::Shuffle16x16

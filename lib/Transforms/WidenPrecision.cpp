@@ -55,36 +55,56 @@ template <typename OpTy> struct WidenToF32 : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     if (!llvm::any_of(op->getOperandTypes(), isReduced))
       return rewriter.notifyMatchFailure(op, "no f16/bf16 operand");
-    Location loc = op.getLoc();
-    Type f32 = rewriter.getF32Type();
-    SmallVector<Value> operands;
-    for (Value v : op->getOperands())
-      operands.push_back(isReduced(v.getType()) ? convert(rewriter, loc, v, f32)
-                                                : v);
-    Operation *wide = rewriter.clone(*op.getOperation());
-    wide->setOperands(operands);
-    SmallVector<Value> results;
-    for (auto [oldResult, newResult] :
-         llvm::zip(op->getResults(), wide->getResults())) {
-      auto type = cast<RankedTensorType>(oldResult.getType());
-      if (!isReduced(type)) {
-        results.push_back(newResult);
-        continue;
-      }
-      newResult.setType(type.clone(f32));
-      rewriter.setInsertionPointAfter(wide);
-      results.push_back(
-          convert(rewriter, loc, newResult, type.getElementType()));
-    }
-    rewriter.replaceOp(op, results);
+    Operation *wide = buildWidenedClone(rewriter, op);
+    rewriter.replaceOp(op, narrowResults(rewriter, op, wide->getResults()));
     return success();
   }
 };
 
 } // namespace
 
+Operation *mlir::attn::buildWidenedClone(RewriterBase &rewriter,
+                                         Operation *op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op->getLoc();
+  Type f32 = rewriter.getF32Type();
+  SmallVector<Value> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(isReduced(v.getType()) ? convert(rewriter, loc, v, f32)
+                                              : v);
+  Operation *wide = rewriter.clone(*op);
+  wide->setOperands(operands);
+  for (OpResult r : wide->getResults())
+    if (isReduced(r.getType()))
+      r.setType(cast<RankedTensorType>(r.getType()).clone(f32));
+  return wide;
+}
+
+SmallVector<Value> mlir::attn::narrowResults(RewriterBase &rewriter,
+                                             Operation *op,
+                                             ValueRange wideResults) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  SmallVector<Value> results;
+  for (auto [oldResult, newResult] : llvm::zip(op->getResults(), wideResults)) {
+    auto type = cast<RankedTensorType>(oldResult.getType());
+    if (!isReduced(type)) {
+      results.push_back(newResult);
+      continue;
+    }
+    rewriter.setInsertionPointAfterValue(newResult);
+    results.push_back(
+        convert(rewriter, op->getLoc(), newResult, type.getElementType()));
+  }
+  return results;
+}
+
 void mlir::attn::populateWidenPrecisionPatterns(RewritePatternSet &patterns) {
   patterns.add<WidenToF32<SdpaOp>, WidenToF32<MhaOp>, WidenToF32<GatOp>,
                WidenToF32<GatV2Op>>(
       patterns.getContext(), /*benefit=*/10);
+}
+
+void mlir::attn::populateWidenMhaPatterns(RewritePatternSet &patterns) {
+  patterns.add<WidenToF32<MhaOp>>(patterns.getContext(), /*benefit=*/10);
 }

@@ -91,6 +91,43 @@ func.func @mods_bf16(%q: tensor<1x4x130x64xbf16>, %k: tensor<1x4x130x64xbf16>, %
   return %o : tensor<1x4x130x64xbf16>
 }
 
+// bf16 dot products (AVX512-BF16 targets: attn-tile keeps Q, K, V in bf16
+// and rounds P to bf16; elsewhere widened like the rest): a scale that is
+// not a power of two (E = 128, applied to the f32 scores), key lengths the
+// 64-key tiles do not divide, an odd Lk below one tile (an 8-key tile with
+// one padded key), and a score_mod region.
+// CHECK-LABEL: attn-run: @scaled_bf16_e128
+// CHECK: CHECK PASSED
+func.func @scaled_bf16_e128(%q: tensor<1x2x67x128xbf16>, %k: tensor<1x2x131x128xbf16>, %v: tensor<1x2x131x128xbf16>) -> (tensor<1x2x67x128xbf16>, tensor<1x2x67xbf16>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x2x67x128xbf16>, tensor<1x2x131x128xbf16>, tensor<1x2x131x128xbf16>) -> (tensor<1x2x67x128xbf16>, tensor<1x2x67xbf16>)
+  return %o, %l : tensor<1x2x67x128xbf16>, tensor<1x2x67xbf16>
+}
+
+// CHECK-LABEL: attn-run: @short_bf16
+// CHECK: CHECK PASSED
+func.func @short_bf16(%q: tensor<2x2x5x32xbf16>, %k: tensor<2x1x7x32xbf16>, %v: tensor<2x1x7x48xbf16>) -> tensor<2x2x5x48xbf16> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<2x2x5x32xbf16>, tensor<2x1x7x32xbf16>, tensor<2x1x7x48xbf16>) -> tensor<2x2x5x48xbf16>
+  return %o : tensor<2x2x5x48xbf16>
+}
+
+// CHECK-LABEL: attn-run: @softcap_bf16
+// CHECK: CHECK PASSED
+func.func @softcap_bf16(%q: tensor<1x2x96x64xbf16>, %k: tensor<1x2x96x64xbf16>, %v: tensor<1x2x96x64xbf16>) -> tensor<1x2x96x64xbf16> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x2x96x64xbf16>, tensor<1x2x96x64xbf16>, tensor<1x2x96x64xbf16>) -> tensor<1x2x96x64xbf16>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %cap = arith.constant 2.0 : f32
+      %x = arith.divf %s, %cap : f32
+      %t = math.tanh %x : f32
+      %r = arith.mulf %t, %cap : f32
+      attn.yield %r : f32
+    }
+  return %o : tensor<1x2x96x64xbf16>
+}
+
 // Multi-head attention with projections (bf16 weights): computed in f32.
 // CHECK-LABEL: attn-run: @mha_bf16
 // CHECK: CHECK PASSED

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --split-input-file --attn-decompose-mha --mlir-print-local-scope | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-decompose-mha="widen-attention=false" --mlir-print-local-scope | FileCheck %s --check-prefix=KEEP
 
 // Self-attention projects Q, K and V with one 2-d contraction over all B*L
 // rows against the transposed packed weight (its bias as the initial
@@ -48,4 +49,28 @@ func.func @cross_no_bias(%q: tensor<1x3x8xf32>, %kv: tensor<1x7x8xf32>, %w: tens
   %y = attn.mha %q, %kv, %kv in_proj(%w) out_proj(%wo) {num_heads = 2 : i64}
       : (tensor<1x3x8xf32>, tensor<1x7x8xf32>, tensor<1x7x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<1x3x8xf32>
   return %y : tensor<1x3x8xf32>
+}
+
+// -----
+
+// f16/bf16 attn ops are widened to f32 (their inputs extended, their
+// results rounded back) for lowerings that take f32 only; with
+// widen-attention=false (the CPU pipeline: attn-tile decides) an attn.sdpa
+// keeps its bf16 operands, while an attn.mha is widened and decomposed.
+
+// CHECK-LABEL: func @reduced
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: attn.sdpa {{.*}} -> tensor<1x1x4x4xf32>
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// KEEP-LABEL: func @reduced
+// KEEP: %[[O:.+]] = attn.sdpa %arg0, %arg1, %arg2 : (tensor<1x1x4x4xbf16>, tensor<1x1x4x4xbf16>, tensor<1x1x4x4xbf16>) -> tensor<1x1x4x4xbf16>
+// KEEP: arith.extf %{{.+}} : bf16 to f32
+// KEEP: attn.sdpa {{.*}} -> tensor<1x4x4x4xf32>
+// KEEP: arith.truncf %{{.+}} : f32 to bf16
+func.func @reduced(%q: tensor<1x1x4x4xbf16>, %k: tensor<1x1x4x4xbf16>, %v: tensor<1x1x4x4xbf16>, %x: tensor<1x4x16xbf16>, %w: tensor<48x16xbf16>, %wo: tensor<16x16xbf16>) -> (tensor<1x1x4x4xbf16>, tensor<1x4x16xbf16>) {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<1x1x4x4xbf16>, tensor<1x1x4x4xbf16>, tensor<1x1x4x4xbf16>) -> tensor<1x1x4x4xbf16>
+  %y = attn.mha %x, %x, %x in_proj(%w) out_proj(%wo) {num_heads = 4 : i64}
+      : (tensor<1x4x16xbf16>, tensor<1x4x16xbf16>, tensor<1x4x16xbf16>, tensor<48x16xbf16>, tensor<16x16xbf16>) -> tensor<1x4x16xbf16>
+  return %o, %y : tensor<1x1x4x4xbf16>, tensor<1x4x16xbf16>
 }

@@ -77,3 +77,70 @@ func.func @transpose16(%x: vector<16x16xf32>) -> vector<16x16xf32> {
   %t = vector.transpose %x, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
   return %t : vector<16x16xf32>
 }
+
+// -----
+
+// A register tile of bf16 pair dot products (attn-tile's bf16 mode) on an
+// AVX512-BF16 target: per row, the row's pair broadcast as one 32-bit lane,
+// against the 32 columns' pairs read as one contiguous vector (the pair
+// dim alone would be read 32 bits at a time): 8 rows x 2 x 16 columns =
+// 16 x86vector.avx512.dot (vdpbf16ps) per step, 4 steps per iteration.
+
+// CHECK-LABEL: func @bf16_dot
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: scf.for %{{.+}} step %[[C4]] iter_args(%{{.+}} = %{{.+}}) -> (vector<8x32xf32>)
+// CHECK-NOT: vector.contract
+// CHECK: memref.collapse_shape %{{.+}} {{\[}}[0], [1, 2]] : memref<16x32x2xbf16> into memref<16x64xbf16>
+// CHECK: vector.transfer_read %{{.+}} : memref<16x64xbf16>, vector<64xbf16>
+// CHECK: vector.bitcast %{{.+}} : vector<2xbf16> to vector<1xi32>
+// CHECK: vector.broadcast %{{.+}} : i32 to vector<16xi32>
+// CHECK: vector.bitcast %{{.+}} : vector<16xi32> to vector<32xbf16>
+// CHECK-COUNT-64: x86vector.avx512.dot %{{.+}}, %{{.+}}, %{{.+}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK: vector.transfer_write
+func.func @bf16_dot(%a: memref<8x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memref<8x32xf32>) attributes {target_cpu = "znver4"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %pad = arith.constant 0.0 : bf16
+  %padf = arith.constant 0.0 : f32
+  scf.for %t = %c0 to %c16 step %c1 {
+    %lhs = vector.transfer_read %a[%c0, %t, %c0], %pad {in_bounds = [true, true, true]} : memref<8x16x2xbf16>, vector<8x1x2xbf16>
+    %rhs = vector.transfer_read %b[%t, %c0, %c0], %pad {in_bounds = [true, true, true]} : memref<16x32x2xbf16>, vector<1x32x2xbf16>
+    %acc = vector.transfer_read %c[%c0, %c0], %padf {in_bounds = [true, true]} : memref<8x32xf32>, vector<8x32xf32>
+    %r = vector.contract {indexing_maps = [affine_map<(i, j, t, p) -> (i, t, p)>, affine_map<(i, j, t, p) -> (t, j, p)>, affine_map<(i, j, t, p) -> (i, j)>],
+                          iterator_types = ["parallel", "parallel", "reduction", "reduction"], kind = #vector.kind<add>}
+        %lhs, %rhs, %acc : vector<8x1x2xbf16>, vector<1x32x2xbf16> into vector<8x32xf32>
+    vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32>
+  }
+  return
+}
+
+// -----
+
+// The same tile for a target without AVX512-BF16 is left alone (attn-tile
+// widens bf16 attention to f32 for such targets: no bf16 contraction
+// reaches this pass from the pipelines).
+
+// CHECK-LABEL: func @bf16_fma
+// CHECK-NOT: x86vector
+// CHECK-NOT: memref.collapse_shape
+// CHECK: vector.contract
+// CHECK-NOT: x86vector
+func.func @bf16_fma(%a: memref<8x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memref<8x32xf32>) attributes {target_cpu = "x86-64-v4"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %pad = arith.constant 0.0 : bf16
+  %padf = arith.constant 0.0 : f32
+  scf.for %t = %c0 to %c16 step %c1 {
+    %lhs = vector.transfer_read %a[%c0, %t, %c0], %pad {in_bounds = [true, true, true]} : memref<8x16x2xbf16>, vector<8x1x2xbf16>
+    %rhs = vector.transfer_read %b[%t, %c0, %c0], %pad {in_bounds = [true, true, true]} : memref<16x32x2xbf16>, vector<1x32x2xbf16>
+    %acc = vector.transfer_read %c[%c0, %c0], %padf {in_bounds = [true, true]} : memref<8x32xf32>, vector<8x32xf32>
+    %r = vector.contract {indexing_maps = [affine_map<(i, j, t, p) -> (i, t, p)>, affine_map<(i, j, t, p) -> (t, j, p)>, affine_map<(i, j, t, p) -> (i, j)>],
+                          iterator_types = ["parallel", "parallel", "reduction", "reduction"], kind = #vector.kind<add>}
+        %lhs, %rhs, %acc : vector<8x1x2xbf16>, vector<1x32x2xbf16> into vector<8x32xf32>
+    vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, memref<8x32xf32>
+  }
+  return
+}

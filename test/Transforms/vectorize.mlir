@@ -257,3 +257,35 @@ func.func @online_step(%q: tensor<64x64xf32>, %kt: tensor<8x64x64xf32>, %v: tens
   }
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// A contraction of bf16 pairs into f32 (attn-tile's bf16 mode: rows x t x 2
+// times t x cols x 2): register tiles as for f32, the pair taken whole, the
+// extensions folded into a vector.contract of bf16 factors (which
+// attn-lower-vectors turns into bf16 dot products on AVX512-BF16 targets).
+
+// CHECK-LABEL: func @bf16_pairs
+// CHECK: scf.for %{{.+}} step %c8
+// CHECK:   scf.for %{{.+}} step %c32
+// CHECK:     scf.for %{{.+}} = %c0 to %c32 step %c1
+// CHECK:       vector.contract {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} : vector<8x1x2xbf16>, vector<1x32x2xbf16> into vector<8x32xf32>
+// AVX2-LABEL: func @bf16_pairs
+// AVX2: vector.contract {{.*}} : vector<6x1x2xbf16>, vector<1x16x2xbf16> into vector<6x16xf32>
+// AVX2: vector.contract {{.*}} : vector<4x1x2xbf16>, vector<1x16x2xbf16> into vector<4x16xf32>
+func.func @bf16_pairs(%q: tensor<64x32x2xbf16>, %kt: tensor<32x64x2xbf16>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j, t, p) -> (i, t, p)>, affine_map<(i, j, t, p) -> (t, j, p)>, affine_map<(i, j, t, p) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%q, %kt : tensor<64x32x2xbf16>, tensor<32x64x2xbf16>) outs(%init : tensor<64x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %x = arith.extf %a : bf16 to f32
+    %y = arith.extf %b : bf16 to f32
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}

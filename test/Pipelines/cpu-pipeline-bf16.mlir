@@ -1,0 +1,26 @@
+// bf16 attention through attn-cpu-pipeline for named targets (never the
+// host's): with AVX512-BF16 (znver4, sapphirerapids) Q K^T and P V are bf16
+// dot products (vdpbf16ps) and P is rounded with vcvtneps2bf16; without it
+// (x86-64-v4, x86-64-v3), or with bf16-dot-product=false, f32 FMAs.
+//
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | FileCheck %s --check-prefix=LLVM
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v3" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4 bf16-dot-product=false" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
+
+// LLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+
+// DOT-LABEL: sdpa:
+// DOT: vcvtneps2bf16
+// DOT: vdpbf16ps {{.*}}%zmm
+// FMA-LABEL: sdpa:
+// FMA-NOT: vdpbf16ps
+// FMA: vfmadd
+// FMA-NOT: vdpbf16ps
+func.func @sdpa(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+  return %o : tensor<1x2x64x64xbf16>
+}

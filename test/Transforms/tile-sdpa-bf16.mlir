@@ -1,0 +1,107 @@
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=4" --mlir-print-local-scope | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-tile="block-q=4" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=4" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=4 bf16-dot-product=false" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
+
+// attn-tile's bf16 mode, on targets with bf16 dot products (AVX512-BF16:
+// Zen 4, Sapphire Rapids): Q, K and V stay bf16, pair-packed once per call
+// (K^T as B x Hkv x key tile x E/2 x block-k x 2, V as B x Hkv x Lk/2 x Ev x
+// 2); Q K^T and P V are contractions over (pair, element) of bf16 factors
+// into f32; P is rounded to bf16 as it is computed, and l sums the rounded
+// P; the output is rounded back to bf16. Without AVX512-BF16, or with
+// bf16-dot-product=false, the op is widened to f32 first.
+
+// A power-of-two scale (E = 4: 1/2) prescales Q in bf16 (exact).
+// CHECK-LABEL: func @dense
+// CHECK: %[[KE:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3], [4, 5]] output_shape [1, 1, 1, 8, 2, 2] : tensor<1x1x8x4xbf16> into tensor<1x1x1x8x2x2xbf16>
+// CHECK: %[[KT:.+]] = linalg.transpose ins(%[[KE]] : tensor<1x1x1x8x2x2xbf16>) outs(%{{.+}} : tensor<1x1x1x2x8x2xbf16>) permutation = [0, 1, 2, 4, 3, 5]
+// CHECK: %[[VE:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3], [4]] output_shape [1, 1, 4, 2, 6] : tensor<1x1x8x6xbf16> into tensor<1x1x4x2x6xbf16>
+// CHECK: %[[VP:.+]] = linalg.transpose ins(%[[VE]] : tensor<1x1x4x2x6xbf16>) outs(%{{.+}} : tensor<1x1x4x6x2xbf16>) permutation = [0, 1, 2, 4, 3]
+// CHECK: scf.forall
+// CHECK:   %[[QS:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<4x4xbf16>) outs(%{{.+}} : tensor<4x4xbf16>)
+// CHECK:     arith.extf
+// CHECK:     arith.mulf %{{.+}}, %cst{{.*}} : f32
+// CHECK:     arith.truncf %{{.+}} : f32 to bf16
+// CHECK:   %[[QP:.+]] = tensor.expand_shape %[[QS]] {{\[}}[0], [1, 2]] output_shape [4, 2, 2]
+// CHECK:   scf.for
+// CHECK:     %[[KTILE:.+]] = tensor.extract_slice %[[KT]]{{.*}} to tensor<2x8x2xbf16>
+// CHECK:     %[[VTILE:.+]] = tensor.extract_slice %[[VP]]{{.*}} to tensor<4x6x2xbf16>
+// CHECK:     %[[S:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[QP]], %[[KTILE]] : tensor<4x2x2xbf16>, tensor<2x8x2xbf16>) outs(%{{.+}} : tensor<4x8xf32>)
+// CHECK:       arith.extf
+// CHECK:       arith.extf
+// CHECK:       arith.mulf
+// CHECK:       arith.addf
+// Plain scores: the online softmax takes Q K^T as is.
+// CHECK:     maxnumf
+// CHECK:     %[[P:.+]] = linalg.generic {{.*}} ins(%[[S]], %{{.+}} : tensor<4x8xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x8xbf16>)
+// CHECK:       arith.truncf %{{.+}} : f32 to bf16
+// CHECK:     linalg.generic {{.*}} ins(%[[P]] : tensor<4x8xbf16>) outs(%{{.+}} : tensor<4xf32>)
+// CHECK:       arith.extf
+// CHECK:       arith.addf
+// CHECK:     %[[PP:.+]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2]] output_shape [4, 4, 2]
+// CHECK:     linalg.generic {{.*}} ins(%[[PP]], %[[VTILE]] : tensor<4x4x2xbf16>, tensor<4x6x2xbf16>) outs(%{{.+}} : tensor<4x6xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: return %{{.+}} : tensor<1x2x8x6xbf16>
+
+// SPR: tensor<1x1x1x2x8x2xbf16>
+// SPR: ins(%{{.+}}, %{{.+}} : tensor<4x2x2xbf16>, tensor<2x8x2xbf16>) outs(%{{.+}} : tensor<4x8xf32>)
+
+// WIDE-LABEL: func @dense
+// WIDE-NOT: xbf16> into
+// WIDE: arith.extf %{{.+}} : bf16 to f32
+// WIDE: linalg.transpose ins(%{{.+}} : tensor<1x1x1x8x4xf32>)
+// WIDE: scf.forall
+// WIDE-NOT: bf16
+// WIDE: scf.forall.in_parallel
+// WIDE: arith.truncf %{{.+}} : f32 to bf16
+func.func @dense(%q: tensor<1x2x8x4xbf16>, %k: tensor<1x1x8x4xbf16>, %v: tensor<1x1x8x6xbf16>) -> tensor<1x2x8x6xbf16> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<1x2x8x4xbf16>, tensor<1x1x8x4xbf16>, tensor<1x1x8x6xbf16>) -> tensor<1x2x8x6xbf16>
+  return %o : tensor<1x2x8x6xbf16>
+}
+
+// -----
+
+// E = 8: the scale 1/sqrt(8) is no power of two; Q stays as it is and the
+// f32 scores are scaled. Lk = 7 is odd: the key tile is 8 keys, one of them
+// padding (masked like the causal mask's keys).
+// CHECK-LABEL: func @scaled
+// CHECK: tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 1, 0]
+// CHECK: : tensor<1x1x7x8xbf16> to tensor<1x1x8x8xbf16>
+// CHECK: linalg.transpose {{.*}} outs(%{{.+}} : tensor<1x1x1x4x8x2xbf16>)
+// CHECK: scf.forall
+// CHECK-NOT: arith.truncf
+// CHECK:   tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [4, 4, 2] : tensor<4x8xbf16> into tensor<4x4x2xbf16>
+// CHECK:   scf.for
+// CHECK:     linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<4x4x2xbf16>, tensor<4x8x2xbf16>) outs(%{{.+}} : tensor<4x8xf32>)
+// CHECK:     linalg.generic
+// CHECK:       arith.mulf %{{.+}}, %cst{{.*}} : f32
+// CHECK:       arith.select
+func.func @scaled(%q: tensor<1x1x4x8xbf16>, %k: tensor<1x1x7x8xbf16>, %v: tensor<1x1x7x8xbf16>) -> tensor<1x1x4x8xbf16> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x1x4x8xbf16>, tensor<1x1x7x8xbf16>, tensor<1x1x7x8xbf16>) -> tensor<1x1x4x8xbf16>
+  return %o : tensor<1x1x4x8xbf16>
+}
+
+// -----
+
+// What the bf16 mode does not take is widened: an odd head dim, Shaw keys.
+// CHECK-LABEL: func @odd_head_dim
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x1x1x8x5xf32>)
+func.func @odd_head_dim(%q: tensor<1x1x8x5xbf16>, %k: tensor<1x1x8x5xbf16>, %v: tensor<1x1x8x5xbf16>) -> tensor<1x1x8x5xbf16> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<1x1x8x5xbf16>, tensor<1x1x8x5xbf16>, tensor<1x1x8x5xbf16>) -> tensor<1x1x8x5xbf16>
+  return %o : tensor<1x1x8x5xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func @shaw
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x1x1x8x4xf32>)
+func.func @shaw(%q: tensor<1x1x8x4xbf16>, %k: tensor<1x1x8x4xbf16>, %v: tensor<1x1x8x4xbf16>, %a: tensor<5x4xbf16>) -> tensor<1x1x8x4xbf16> {
+  %o = attn.sdpa %q, %k, %v rel_key(%a) {rel_clip = 2 : i64}
+      : (tensor<1x1x8x4xbf16>, tensor<1x1x8x4xbf16>, tensor<1x1x8x4xbf16>, tensor<5x4xbf16>) -> tensor<1x1x8x4xbf16>
+  return %o : tensor<1x1x8x4xbf16>
+}
