@@ -17,4 +17,9 @@ struct FmaPeak {
 /// binary never executes an instruction the host lacks).
 FmaPeak measureFmaPeak(int threads);
 
+/// The bf16 dot-product peak (AVX512-BF16's vdpbf16ps: 24 zmm chains, 4 flops
+/// per f32 lane), measured like the FMA peak; 0 GFLOP/s where the host lacks
+/// AVX512-BF16. bf16 attention on such hosts runs on these dot products.
+FmaPeak measureBf16DotPeak(int threads);
+
 #endif // ATTN_BENCH_PEAK_H

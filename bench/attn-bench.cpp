@@ -59,7 +59,8 @@ struct Config {
   int64_t len, dim, heads = 8;
   int threads;
 
-  /// "dense-bf16" runs "dense" on bf16 tensors (computed in f32).
+  /// "dense-bf16" runs "dense" on bf16 tensors (bf16 dot products where the
+  /// target has them, else computed in f32).
   std::string elementType() const {
     return llvm::StringRef(family).ends_with("-bf16") ? "bf16" : "f32";
   }
@@ -517,7 +518,8 @@ void registerTiled(const Config &c) {
       ->UseRealTime();
 }
 
-/// bf16 attention (computed in f32) next to PyTorch's bf16 SDPA: attn-mlir
+/// bf16 attention (bf16 dot products with f32 accumulation on AVX512-BF16
+/// targets, else computed in f32) next to PyTorch's bf16 SDPA: attn-mlir
 /// only (the C peers take f32).
 void registerReducedPrecision(bool full) {
   std::vector<int64_t> lens = full ? std::vector<int64_t>{1024, 4096, 8192}
@@ -814,6 +816,14 @@ int main(int argc, char **argv) {
   benchmark::AddCustomContext("fma_peak_gflops_2t",
                               std::to_string(peak2.gflops));
   benchmark::AddCustomContext("fma_peak_isa", peak1.isa);
+  // bf16 attention runs on bf16 dot products where the target has them.
+  if (CpuTarget::host().hasBf16DotProduct()) {
+    FmaPeak dot1 = measureBf16DotPeak(1), dot2 = measureBf16DotPeak(2);
+    benchmark::AddCustomContext("bf16_dot_peak_gflops_1t",
+                                std::to_string(dot1.gflops));
+    benchmark::AddCustomContext("bf16_dot_peak_gflops_2t",
+                                std::to_string(dot2.gflops));
+  }
   const CpuTarget &target = CpuTarget::host();
   benchmark::AddCustomContext("target_cpu", target.cpu);
   benchmark::AddCustomContext("target_isa", target.isaName().str());

@@ -269,6 +269,11 @@ def main():
     best_ctx = best_run["context"] if best_run else {"openblas_core": "not run"}
     env_rows, best_rows = index(env_run), index(best_run) if best_run else {}
     peak = {1: float(ctx["fma_peak_gflops_1t"]), 2: float(ctx["fma_peak_gflops_2t"])}
+    # bf16 families on a host with bf16 dot products run on them: their
+    # "% peak" is of the bf16 dot-product peak measured in the same run.
+    dot_peak = ({1: float(ctx["bf16_dot_peak_gflops_1t"]),
+                 2: float(ctx["bf16_dot_peak_gflops_2t"])}
+                if "bf16_dot_peak_gflops_1t" in ctx else None)
 
     if peers:
         attention = []
@@ -288,6 +293,10 @@ def main():
           f"{peak[2]:.0f} GFLOP/s (2 threads). OpenBLAS kernels: "
           f"{ctx['openblas_core']} (environment, OPENBLAS_CORETYPE="
           f"{ctx['OPENBLAS_CORETYPE']}), {best_ctx['openblas_core']} (best, unset).")
+    if dot_peak:
+        print(f"bf16 dot-product peak measured in this run (AVX512-BF16 vdpbf16ps probe): "
+              f"{dot_peak[1]:.0f} GFLOP/s (1 thread), {dot_peak[2]:.0f} GFLOP/s "
+              "(2 threads); the -bf16 families' % peak is of it.")
     if peers:
         print("PyTorch peers: median of >= 3 calls after warm-up, ~"
               f"{args.peer_budget:g} s each; SDPA takes local as a dense bool mask "
@@ -324,8 +333,9 @@ def main():
         speedup = f"{blas_best['real_time'] / ms:.2f}x" if blas_best else "-"
         halide_cells = (f"{fmt(halide)} | {halide['real_time'] / ms:.2f}x"
                         if halide else "- | -")
+        row_peak = (dot_peak if dot_peak and family.endswith("-bf16") else peak)[threads]
         line = (f"| {family} | {l[1:]} | {e[1:]} | {threads} | {ms:.2f} | "
-                f"{useful:.0f} ({dense:.0f}) | {100 * useful / peak[threads]:.0f} % | "
+                f"{useful:.0f} ({dense:.0f}) | {100 * useful / row_peak:.0f} % | "
                 f"{fmt(blas_env)} / {fmt(blas_best)} | {speedup} | {halide_cells} | "
                 f"{fmt(ref)} |")
         if peers:
