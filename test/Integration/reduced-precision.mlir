@@ -3,6 +3,8 @@
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{block-q=16 block-k=24 threads=2}" | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{vectorize=false}" | FileCheck %s
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{graph-edge-density=1}" | FileCheck %s
+// RUN: attn-run %s --entry graph_bf16 --check --pipeline "attn-cpu-pipeline{graph-edge-density=0}" | FileCheck %s --check-prefix=TILES
+// TILES: CHECK PASSED
 // RUN: attn-run %s --all --check --pipeline "attn-lower-gat-unfused,attn-cpu-pipeline" | FileCheck %s
 // bf16 tensors go out as exact f32 .npy files and come back in, rounded:
 // RUN: rm -rf %t && mkdir -p %t/a %t/b

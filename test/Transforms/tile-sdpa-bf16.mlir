@@ -1,7 +1,7 @@
-// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=4" --mlir-print-local-scope | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-tile="block-q=4" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR
-// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=4" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
-// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=4 bf16-dot-product=false" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=4 block-k=8" --mlir-print-local-scope | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-tile="block-q=4 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=4 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=4 block-k=8 bf16-dot-product=false" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
 
 // attn-tile's bf16 mode, on targets with bf16 dot products (AVX512-BF16:
 // Zen 4, Sapphire Rapids): Q, K and V stay bf16, pair-packed once per call
