@@ -145,7 +145,7 @@ llvm::Expected<CpuTarget> CpuTarget::get(llvm::StringRef triple,
   if (tt.isX86()) {
     if (t.hasFeature("avx512f")) {
       t.vectorBits = 512, t.vectorRegisters = 32;
-      t.isa = t.hasFeature("avx512bf16") ? "AVX-512 + BF16" : "AVX-512";
+      t.isa = t.hasBf16DotProduct() ? "AVX-512 + BF16" : "AVX-512";
     } else if (t.hasFeature("avx")) {
       t.vectorBits = 256, t.vectorRegisters = 16;
       t.isa = t.hasFeature("avx2") ? "AVX2" : "AVX";

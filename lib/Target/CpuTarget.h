@@ -48,10 +48,12 @@ struct CpuTarget {
   bool hasFeature(llvm::StringRef name) const;
 
   /// Whether bf16 pair dot products with f32 accumulation (AVX512-BF16's
-  /// `vdpbf16ps`) are available on full vector registers: Zen 4 and later,
+  /// `vdpbf16ps`) and f32 -> bf16 rounding (`vcvtneps2bf16`) are available
+  /// on every vector width (AVX512-BF16 with AVX512-VL): Zen 4 and later,
   /// Cooper Lake, Sapphire Rapids and later.
   bool hasBf16DotProduct() const {
-    return vectorBits == 512 && hasFeature("avx512bf16");
+    return vectorBits == 512 && hasFeature("avx512bf16") &&
+           hasFeature("avx512vl");
   }
   /// f32 elements per vector register.
   int64_t f32Lanes() const { return vectorBits / 32; }

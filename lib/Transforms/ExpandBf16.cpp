@@ -35,7 +35,7 @@ struct AttnExpandBf16 : attn::impl::AttnExpandBf16Base<AttnExpandBf16> {
           ops.push_back(op);
       } else if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
         if (isBf16(trunc.getType()) &&
-            !attn::getCpuTarget(op).hasFeature("avx512bf16"))
+            !attn::getCpuTarget(op).hasBf16DotProduct())
           ops.push_back(op);
       }
     });

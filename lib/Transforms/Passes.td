@@ -559,7 +559,9 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     `rows x cols` accumulator over a unit reduction and the element pair)
     becomes `x86vector.avx512.dot` (`vdpbf16ps`): per row, the row's pair
     broadcast as one 32-bit lane, against the columns' pairs as they lie in
-    memory, 16 columns per instruction.
+    memory, 16 columns per instruction. Contractions of bf16 factors that
+    do not take this form (no AVX512-BF16, columns not a multiple of 4) have
+    their factors extended to f32 and become FMAs.
 
     ```mlir
     %r = vector.contract {...} %q, %k, %acc
@@ -571,8 +573,8 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
-    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::x86vector::X86VectorDialect"
+    "::mlir::affine::AffineDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

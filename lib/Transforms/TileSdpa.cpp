@@ -73,11 +73,19 @@ public:
     nqt = llvm::divideCeilSigned(lq, bq);
     nkt = llvm::divideCeilSigned(lk, bk);
     f = op.getQuery().getType().getElementType();
+    queryScale = op.getEffectiveScale();
     if (bf16) {
-      // Q is prescaled in bf16 only when that is exact (a power of two);
-      // otherwise the scores are scaled in f32.
+      // bf16 Q is prescaled only exactly: scale = m 2^x (|m| in [0.5, 1)),
+      // Q times 2^x in bf16 and the f32 scores times m; a scale of +-2^y
+      // (|m| = 0.5) multiplies Q alone. The unscaled scores would overflow f32 where
+      // the scaled ones (which the tools bound) do not; these stay within
+      // twice the scaled ones.
       int exp;
-      scaleScores = std::frexp(op.getEffectiveScale(), &exp) != 0.5;
+      double m = std::frexp(queryScale, &exp);
+      if (std::abs(m) != 0.5) {
+        queryScale = std::ldexp(1.0, exp);
+        scoreScale = m;
+      }
     }
   }
 
@@ -276,9 +284,9 @@ private:
     // Q scaled once per query tile (bq x E multiplies) instead of every
     // bq x bk score tile: scale * (q . k + q . a) = (scale q) . k + ...
     qTile = tile(b, loc, q, bIdx, hIdx, q0, bq);
-    Value scale = buildFloatConstant(b, loc, f, op.getEffectiveScale());
+    Value scale = buildFloatConstant(b, loc, f, queryScale);
     Type qElem = elementTypeOf(qTile);
-    if (!scaleScores)
+    if (!bf16 || queryScale != 1.0)
       qTile = buildElementwise(
           b, loc, tensor::EmptyOp::create(b, loc, getShape(qTile), qElem),
           qTile, {b.getMultiDimIdentityMap(2)},
@@ -492,7 +500,7 @@ private:
   Value buildScores(OpBuilder &b, Location loc, Value qk, Value k0,
                     bool masked) {
     // Q is prescaled: without modifications or a mask the scores are Q K^T.
-    if (!masked && emitter.isPlainScore() && !scaleScores)
+    if (!masked && emitter.isPlainScore() && !scoreScale)
       return qk;
     Value init = tensor::EmptyOp::create(b, loc, {bq, bk}, f);
     return buildElementwise(
@@ -522,8 +530,11 @@ private:
           ValueRange{s[0] == 1 ? zero : bIdx, s[1] == 1 ? zero : hIdx,
                      s[2] == 1 ? zero : pos.i, s[3] == 1 ? zero : pos.j});
     }
+    if (scoreScale)
+      qk = arith::MulFOp::create(b, loc, qk,
+                                 buildFloatConstant(b, loc, f, *scoreScale));
     Value s = emitter.modify(b, loc, pos, qk, shaw, biasElem,
-                             /*prescaled=*/!scaleScores);
+                             /*prescaled=*/true);
     if (!masked)
       return s;
 
@@ -543,9 +554,11 @@ private:
   SdpaOp op;
   SdpaScoreEmitter emitter;
   std::optional<Bf16Operands> bf16;
-  /// The scale multiplies the f32 scores instead of Q (bf16 Q, a scale that
-  /// is not a power of two).
-  bool scaleScores = false;
+  /// What Q is multiplied by (the op's scale; a power of two for bf16 Q),
+  /// and what the f32 scores are then (bf16 Q, a scale that is no power of
+  /// two: the rest of it).
+  double queryScale = 1.0;
+  std::optional<double> scoreScale;
   int64_t batch, heads, lq, lk, e, ev, group, bq, bk, nqt, nkt;
   Type f;
   // Padded operands and per-call masks.

@@ -13,10 +13,12 @@
 #include "lib/Transforms/OptionBounds.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -743,6 +745,40 @@ struct ContractToBf16Dot : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// A contraction of narrower float factors into a wider accumulator that no
+/// dot-product instruction took (a target without AVX512-BF16, or a register
+/// tile whose columns are not a multiple of 4): the factors extended, so
+/// that MLIR's contraction lowering, which takes one element type only,
+/// makes FMAs of it.
+struct WidenContractFactors : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    Type acc = accType ? accType.getElementType() : op.getAccType();
+    auto widen = [&](Value factor) -> Value {
+      auto type = cast<VectorType>(factor.getType());
+      if (type.getElementType() == acc)
+        return factor;
+      return arith::ExtFOp::create(rewriter, op.getLoc(), type.clone(acc),
+                                   factor);
+    };
+    if (!isa<FloatType>(acc) || (op.getLhsType().getElementType() == acc &&
+                                 op.getRhsType().getElementType() == acc))
+      return rewriter.notifyMatchFailure(op, "factors in the accumulator's type");
+    if (!isa<FloatType>(op.getLhsType().getElementType()) ||
+        !isa<FloatType>(op.getRhsType().getElementType()))
+      return rewriter.notifyMatchFailure(op, "integer factors");
+    Value lhs = widen(op.getLhs()), rhs = widen(op.getRhs());
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getLhsMutable().assign(lhs);
+      op.getRhsMutable().assign(rhs);
+    });
+    return success();
+  }
+};
+
 struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -816,6 +852,7 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
         patterns, target.f32Lanes() == 16
                       ? vector::VectorTransposeLowering::Shuffle16x16
                       : vector::VectorTransposeLowering::Shuffle1D);
+    patterns.add<WidenContractFactors>(&getContext(), /*benefit=*/2);
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorMaskOpLoweringPatterns(patterns);

@@ -114,6 +114,17 @@ func.func @short_bf16(%q: tensor<2x2x5x32xbf16>, %k: tensor<2x1x7x32xbf16>, %v: 
   return %o : tensor<2x2x5x48xbf16>
 }
 
+// Shapes whose register tiles are not whole dot products (Lk = 5 keys: a
+// 6-key tile; Ev = 6 value columns), and an explicit scale (0.3 = 0.6 x
+// 2^-1: Q times 2^-1 in bf16, the scores times 0.6 in f32).
+// CHECK-LABEL: attn-run: @odd_bf16
+// CHECK: CHECK PASSED
+func.func @odd_bf16(%q: tensor<1x2x3x10xbf16>, %k: tensor<1x2x5x10xbf16>, %v: tensor<1x2x5x6xbf16>) -> (tensor<1x2x3x6xbf16>, tensor<1x2x3xbf16>) {
+  %o, %l = attn.sdpa %q, %k, %v {scale = 0.3 : f64}
+      : (tensor<1x2x3x10xbf16>, tensor<1x2x5x10xbf16>, tensor<1x2x5x6xbf16>) -> (tensor<1x2x3x6xbf16>, tensor<1x2x3xbf16>)
+  return %o, %l : tensor<1x2x3x6xbf16>, tensor<1x2x3xbf16>
+}
+
 // CHECK-LABEL: attn-run: @softcap_bf16
 // CHECK: CHECK PASSED
 func.func @softcap_bf16(%q: tensor<1x2x96x64xbf16>, %k: tensor<1x2x96x64xbf16>, %v: tensor<1x2x96x64xbf16>) -> tensor<1x2x96x64xbf16> {

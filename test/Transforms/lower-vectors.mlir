@@ -118,15 +118,21 @@ func.func @bf16_dot(%a: memref<8x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memre
 
 // -----
 
-// The same tile for a target without AVX512-BF16 is left alone (attn-tile
-// widens bf16 attention to f32 for such targets: no bf16 contraction
-// reaches this pass from the pipelines).
+// The same tile for a target without AVX512-BF16 (attn-tile widens bf16
+// attention to f32 there, but a hand-written bf16 contraction, or a tile
+// whose columns are no multiple of 4, gets here): the factors are extended
+// and MLIR's contraction lowering takes the f32 contraction (as products and
+// two-element reductions: a fallback for rare shapes, not a fast path).
 
 // CHECK-LABEL: func @bf16_fma
 // CHECK-NOT: x86vector
 // CHECK-NOT: memref.collapse_shape
-// CHECK: vector.contract
+// CHECK-NOT: vector.contract
+// CHECK: arith.extf %{{.+}} : vector<8x1x2xbf16> to vector<8x1x2xf32>
+// CHECK: arith.extf %{{.+}} : vector<1x32x2xbf16> to vector<1x32x2xf32>
+// CHECK: arith.mulf
 // CHECK-NOT: x86vector
+// CHECK-NOT: vector.contract
 func.func @bf16_fma(%a: memref<8x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memref<8x32xf32>) attributes {target_cpu = "x86-64-v4"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

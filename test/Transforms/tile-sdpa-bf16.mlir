@@ -62,20 +62,26 @@ func.func @dense(%q: tensor<1x2x8x4xbf16>, %k: tensor<1x1x8x4xbf16>, %v: tensor<
 
 // -----
 
-// E = 8: the scale 1/sqrt(8) is no power of two; Q stays as it is and the
-// f32 scores are scaled. Lk = 7 is odd: the key tile is 8 keys, one of them
-// padding (masked like the causal mask's keys).
+// E = 8: the scale 1/sqrt(8) = 0.707 x 2^-1 is no power of two: Q is
+// multiplied by 2^-1 in bf16 (exact), the f32 scores by 0.707 (the unscaled
+// scores could overflow f32 where the scaled ones do not). Lk = 7 is odd: the
+// key tile is 8 keys, one of them padding (masked like the causal mask's
+// keys).
 // CHECK-LABEL: func @scaled
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[REST:.+]] = arith.constant 0.707106769 : f32
 // CHECK: tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 1, 0]
 // CHECK: : tensor<1x1x7x8xbf16> to tensor<1x1x8x8xbf16>
 // CHECK: linalg.transpose {{.*}} outs(%{{.+}} : tensor<1x1x1x4x8x2xbf16>)
 // CHECK: scf.forall
-// CHECK-NOT: arith.truncf
+// CHECK:   linalg.generic {{.*}} ins(%{{.+}} : tensor<4x8xbf16>) outs(%{{.+}} : tensor<4x8xbf16>)
+// CHECK:     arith.mulf %{{.+}}, %[[HALF]] : f32
+// CHECK:     arith.truncf %{{.+}} : f32 to bf16
 // CHECK:   tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [4, 4, 2] : tensor<4x8xbf16> into tensor<4x4x2xbf16>
 // CHECK:   scf.for
 // CHECK:     linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<4x4x2xbf16>, tensor<4x8x2xbf16>) outs(%{{.+}} : tensor<4x8xf32>)
 // CHECK:     linalg.generic
-// CHECK:       arith.mulf %{{.+}}, %cst{{.*}} : f32
+// CHECK:       arith.mulf %{{.+}}, %[[REST]] : f32
 // CHECK:       arith.select
 func.func @scaled(%q: tensor<1x1x4x8xbf16>, %k: tensor<1x1x7x8xbf16>, %v: tensor<1x1x7x8xbf16>) -> tensor<1x1x4x8xbf16> {
   %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
