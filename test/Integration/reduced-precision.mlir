@@ -114,9 +114,10 @@ func.func @short_bf16(%q: tensor<2x2x5x32xbf16>, %k: tensor<2x1x7x32xbf16>, %v: 
   return %o : tensor<2x2x5x48xbf16>
 }
 
-// Shapes whose register tiles are not whole dot products (Lk = 5 keys: a
-// 6-key tile; Ev = 6 value columns), and an explicit scale (0.3 = 0.6 x
-// 2^-1: Q times 2^-1 in bf16, the scores times 0.6 in f32).
+// Small, odd shapes (Lk = 5 keys: one 16-key tile, 11 keys masked padding;
+// Ev = 6 value columns: P V's tile is no whole dot product and is extended
+// to f32), and an explicit scale (0.3 = 0.6 x 2^-1: Q times 2^-1 in bf16,
+// the scores times 0.6 in f32).
 // CHECK-LABEL: attn-run: @odd_bf16
 // CHECK: CHECK PASSED
 func.func @odd_bf16(%q: tensor<1x2x3x10xbf16>, %k: tensor<1x2x5x10xbf16>, %v: tensor<1x2x5x6xbf16>) -> (tensor<1x2x3x6xbf16>, tensor<1x2x3xbf16>) {
