@@ -225,20 +225,22 @@ private:
     return tensor::ExtractSliceOp::create(b, loc, t, offsets, sizes, strides);
   }
 
-  /// A rank-reduced `rows x cols` slice of a B x H x L x C tensor at
-  /// (bIdx, hIdx, row0, 0).
-  /// A rank-reduced slice of `t` at `offsets` for the leading dims (the
-  /// rest from 0): unit sizes there except `rows` at the last offset, whole
-  /// trailing dims. (b, h, row0) of a B x H x L x C tensor is `rows x C`.
+  /// A rank-reduced slice of `t` at `at` for its leading dims (unit slices,
+  /// dropped), except `rows` elements of the last of them when given (then
+  /// kept as the first dim), and the trailing dims whole: (b, h, row0) of a
+  /// B x H x L x C tensor with `rows` is `rows x C`.
   Value tile(OpBuilder &b, Location loc, Value t, ArrayRef<Value> at,
-             int64_t rows) {
+             std::optional<int64_t> rows) {
     ArrayRef<int64_t> shape = getShape(t);
     SmallVector<OpFoldResult> offsets, sizes;
-    SmallVector<int64_t> resultShape{rows};
+    SmallVector<int64_t> resultShape;
+    if (rows)
+      resultShape.push_back(*rows);
     for (auto [d, extent] : llvm::enumerate(shape)) {
       if (d < at.size()) {
         offsets.push_back(at[d]);
-        sizes.push_back(b.getIndexAttr(d + 1 == at.size() ? rows : 1));
+        sizes.push_back(
+            b.getIndexAttr(rows && d + 1 == at.size() ? *rows : 1));
         continue;
       }
       offsets.push_back(b.getIndexAttr(0));
@@ -258,18 +260,7 @@ private:
   /// Key tile `kt` of the tile-major K^T: a rank-reduced E x bk slice (bf16
   /// pairs: E/2 x bk x 2).
   Value keyTileT(OpBuilder &b, Location loc, Value kt) {
-    SmallVector<OpFoldResult> offsets{bIdx, kvHead, kt};
-    SmallVector<OpFoldResult> sizes(3, b.getIndexAttr(1));
-    SmallVector<int64_t> resultShape;
-    for (int64_t extent : getShape(kT).drop_front(3)) {
-      offsets.push_back(b.getIndexAttr(0));
-      sizes.push_back(b.getIndexAttr(extent));
-      resultShape.push_back(extent);
-    }
-    SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
-    return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get(resultShape, elementTypeOf(kT)), kT,
-        offsets, sizes, strides);
+    return tile(b, loc, kT, {bIdx, kvHead, kt}, std::nullopt);
   }
 
   /// The body of the parallel loop: one query tile of one (batch, head).
