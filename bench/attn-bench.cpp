@@ -816,15 +816,15 @@ int main(int argc, char **argv) {
   benchmark::AddCustomContext("fma_peak_gflops_2t",
                               std::to_string(peak2.gflops));
   benchmark::AddCustomContext("fma_peak_isa", peak1.isa);
+  const CpuTarget &target = CpuTarget::host();
   // bf16 attention runs on bf16 dot products where the target has them.
-  if (CpuTarget::host().hasBf16DotProduct()) {
+  if (target.hasBf16DotProduct()) {
     FmaPeak dot1 = measureBf16DotPeak(1), dot2 = measureBf16DotPeak(2);
     benchmark::AddCustomContext("bf16_dot_peak_gflops_1t",
                                 std::to_string(dot1.gflops));
     benchmark::AddCustomContext("bf16_dot_peak_gflops_2t",
                                 std::to_string(dot2.gflops));
   }
-  const CpuTarget &target = CpuTarget::host();
   benchmark::AddCustomContext("target_cpu", target.cpu);
   benchmark::AddCustomContext("target_isa", target.isaName().str());
 

@@ -71,7 +71,7 @@ mlir::attn::requireStaticShapes(Operation *root,
   return failure(result.wasInterrupted());
 }
 
-static Type getElementType(Value tensor) {
+Type mlir::attn::getElementType(Value tensor) {
   return cast<RankedTensorType>(tensor.getType()).getElementType();
 }
 

@@ -26,6 +26,9 @@ namespace mlir::attn {
 /// Returns the static shape of a ranked tensor value.
 ArrayRef<int64_t> getShape(Value tensor);
 
+/// Returns the element type of a ranked tensor value.
+Type getElementType(Value tensor);
+
 /// True when every operand and result of `op` is a statically shaped ranked
 /// tensor (what the lowerings need).
 bool hasStaticTensorOperands(Operation *op);

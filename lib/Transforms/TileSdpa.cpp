@@ -37,10 +37,6 @@ using namespace mlir::attn;
 
 namespace {
 
-Type elementTypeOf(Value v) {
-  return cast<ShapedType>(v.getType()).getElementType();
-}
-
 /// The bf16 query, key and value of a widened attn.sdpa whose contractions
 /// run as bf16 pair dot products (TileSdpaBf16Dot).
 struct Bf16Operands {
@@ -159,7 +155,7 @@ private:
   /// contiguous), and V with the values of keys 2t, 2t + 1 side by side
   /// (B x Hkv x Lk/2 x Ev x 2).
   void buildPackedKeysValues(OpBuilder &b, Location loc) {
-    Type bf = elementTypeOf(k);
+    Type bf = getElementType(k);
     ArrayRef<int64_t> ks = getShape(k);
     Value kTiles = buildExpand(b, loc, k, {ks[0], ks[1], nkt, bk, e / 2, 2},
                                {{0}, {1}, {2, 3}, {4, 5}});
@@ -192,7 +188,7 @@ private:
     if (shape[2] == len)
       return t;
     shape[2] = len;
-    Type elem = elementTypeOf(t);
+    Type elem = getElementType(t);
     Value zero = buildFloatConstant(b, loc, elem, 0.0);
     return tensor::createPadHighOp(RankedTensorType::get(shape, elem), t, zero,
                                    /*nofold=*/false, loc, b);
@@ -249,7 +245,7 @@ private:
     }
     SmallVector<OpFoldResult> strides(shape.size(), b.getIndexAttr(1));
     return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get(resultShape, elementTypeOf(t)), t,
+        b, loc, RankedTensorType::get(resultShape, getElementType(t)), t,
         offsets, sizes, strides);
   }
   Value tile(OpBuilder &b, Location loc, Value t, Value bIdx, Value hIdx,
@@ -276,7 +272,7 @@ private:
     // bq x bk score tile: scale * (q . k + q . a) = (scale q) . k + ...
     qTile = tile(b, loc, q, bIdx, hIdx, q0, bq);
     Value scale = buildFloatConstant(b, loc, f, queryScale);
-    Type qElem = elementTypeOf(qTile);
+    Type qElem = getElementType(qTile);
     if (!bf16 || queryScale != 1.0)
       qTile = buildElementwise(
           b, loc, tensor::EmptyOp::create(b, loc, getShape(qTile), qElem),
@@ -636,7 +632,7 @@ struct TileSdpaBf16Dot : OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    auto isBf16 = [](Value v) { return elementTypeOf(v).isBF16(); };
+    auto isBf16 = [](Value v) { return getElementType(v).isBF16(); };
     if (!isBf16(op.getQuery()) || !isBf16(op.getKey()) ||
         !isBf16(op.getValue()))
       return rewriter.notifyMatchFailure(op, "not bf16");

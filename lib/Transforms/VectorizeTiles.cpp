@@ -117,19 +117,19 @@ bool isContraction(linalg::LinalgOp op) {
   auto mul = add.getRhs().getDefiningOp<arith::MulFOp>();
   if (!mul || add.getLhs() != body.getArgument(2))
     return false;
-  // Each factor is an input argument, or its extension.
+  // Each factor is an input argument, or its extension; nothing else is in
+  // the body.
+  size_t extensions = 0;
   auto isInput = [&](Value v) {
-    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
+      ++extensions;
       v = ext.getIn();
+    }
     auto arg = dyn_cast<BlockArgument>(v);
     return arg && arg.getOwner() == &body && arg.getArgNumber() < 2;
   };
   return isInput(mul.getLhs()) && isInput(mul.getRhs()) &&
-         body.getOperations().size() ==
-             3 + size_t(isa_and_nonnull<arith::ExtFOp>(
-                     mul.getLhs().getDefiningOp())) +
-                 size_t(isa_and_nonnull<arith::ExtFOp>(
-                     mul.getRhs().getDefiningOp()));
+         body.getOperations().size() == 3 + extensions;
 }
 
 struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
