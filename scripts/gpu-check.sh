@@ -7,9 +7,10 @@
 #   bash scripts/gpu-check.sh [BUILD_DIR]     (default: build)
 #
 # Needs the built tools (attn-run, lib/libattn_cuda_runtime.so) and the CUDA
-# toolkit's libdevice ($CUDA_HOME or /usr/local/cuda). f16/bf16 operands are
-# widened on the host before the kernel today (docs/gpu.md), so their rows
-# time that conversion too; every row includes the runtime's host <-> device
+# toolkit's libdevice ($CUDA_HOME or /usr/local/cuda). On sm_80 and newer the
+# f16/bf16 rows run the tensor-core kernel (mma.sync, ldmatrix, cp.async;
+# test/Integration/tensor-cores.mlir is its numerics file), f32 rows the
+# one-row-per-warp kernel; every row includes the runtime's host <-> device
 # copies of each call (the first GPU path's simple scheme).
 set -uo pipefail
 BUILD=${1:-build}
@@ -21,9 +22,10 @@ trap 'rm -rf "$TMP"' EXIT
 status=0
 
 echo "== numerics (attn-run --target=cuda --check)"
-for f in sdpa mask-kinds alignment score-mask-mods mha reduced-precision; do
+for f in sdpa mask-kinds alignment score-mask-mods mha reduced-precision tensor-cores; do
   extra=""
-  [[ $f == score-mask-mods || $f == reduced-precision ]] && extra="--input-magnitude 2"
+  [[ $f == score-mask-mods || $f == reduced-precision || $f == tensor-cores ]] &&
+    extra="--input-magnitude 2"
   out=$(timeout 300 "$RUN" "test/Integration/$f.mlir" --all --check --target=cuda $extra 2>&1)
   pass=$(grep -c "CHECK PASSED" <<<"$out")
   fail=$(grep -c -e "CHECK FAILED" -e "error" <<<"$out")

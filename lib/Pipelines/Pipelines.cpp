@@ -191,12 +191,15 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   kernel.sharedMemory = options.sharedMemory;
   bool cuda = options.target == "cuda";
   kernel.workgroupAttributions = cuda;
+  AttnSdpaToGpuOptions native = kernel;
+  native.leaveUnsupported = true;
+  // mma.sync.m16n8k16 with f16 / bf16 operands, ldmatrix and cp.async: sm_80.
+  native.tensorCores =
+      cuda && options.tensorCores && nvptxChipVersion(options.chip) >= 80;
   // f16 attention the kernel takes as it is keeps f16 storage (read as f32
   // in the kernel); what is left is widened by attn-decompose-mha's
   // patterns and lowered after it.
   pm.addPass(createAttnRaiseMods());
-  AttnSdpaToGpuOptions native = kernel;
-  native.leaveUnsupported = true;
   pm.addPass(createAttnSdpaToGpu(native));
   pm.addPass(createAttnDecomposeMha());
   pm.addPass(createAttnRaiseMods());
@@ -232,9 +235,14 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
       attn::AttnSubgroupReduceToShufflesOptions shuffles;
       shuffles.subgroupSize = subgroupSize;
       device.addPass(attn::createAttnSubgroupReduceToShuffles(shuffles));
+      device.addPass(attn::createAttnAlignWorkgroupBuffers());
       device.addPass(arith::createArithExpandOpsPass());
       device.addPass(createLowerAffinePass());
       device.addPass(createSCFToControlFlowPass());
+      // The tensor-core kernel's ldmatrix / mma.sync / cp.async, and its
+      // fragments (vectors of registers).
+      device.addPass(createConvertNVGPUToNVVMPass());
+      device.addPass(createConvertVectorToLLVMPass());
       ConvertGpuOpsToNVVMOpsOptions toNVVM;
       toNVVM.useBarePtrCallConv = true;
       device.addPass(createConvertGpuOpsToNVVMOps(toNVVM));

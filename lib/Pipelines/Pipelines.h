@@ -149,6 +149,13 @@ struct GpuPipelineOptions
       *this, "chip",
       llvm::cl::desc("NVIDIA architecture of target=cuda (sm_80, sm_90a)"),
       llvm::cl::init("sm_80")};
+  Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("target=cuda on sm_80 and newer: f16/bf16 attention on "
+                     "tensor cores (mma.sync, ldmatrix, cp.async) where the "
+                     "kernel takes it (head dims multiples of 16, at most "
+                     "256; no Shaw keys, no graph mask)"),
+      llvm::cl::init(true)};
   Option<std::string> cudaToolkit{
       *this, "cuda-toolkit",
       llvm::cl::desc("CUDA toolkit of target=cuda, for libdevice (exp, log, "

@@ -311,3 +311,11 @@ llvm::Error mlir::attn::checkNvptxChip(llvm::StringRef chip) {
                              chip.str().c_str());
   return llvm::Error::success();
 }
+
+unsigned mlir::attn::nvptxChipVersion(llvm::StringRef chip) {
+  unsigned number = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, number))
+    return 0;
+  return number;
+}

@@ -117,6 +117,10 @@ const CpuTarget &getCpuTarget(Operation *op);
 /// error naming it (an unknown chip would abort LLVM's code generator).
 llvm::Error checkNvptxChip(llvm::StringRef chip);
 
+/// The number of an NVIDIA chip name: 80 for `sm_80`, 90 for `sm_90a`; 0
+/// when `chip` is not `sm_` followed by digits.
+unsigned nvptxChipVersion(llvm::StringRef chip);
+
 } // namespace mlir::attn
 
 #endif // ATTN_LIB_TARGET_CPUTARGET_H

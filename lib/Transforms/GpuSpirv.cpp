@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
@@ -18,6 +19,7 @@
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNPREPARESPIRVKERNELS
 #define GEN_PASS_DEF_ATTNNESTSPIRVMODULES
+#define GEN_PASS_DEF_ATTNALIGNWORKGROUPBUFFERS
 #define GEN_PASS_DEF_ATTNSUBGROUPREDUCETOSHUFFLES
 #include "lib/Transforms/Passes.h.inc"
 } // namespace mlir::attn
@@ -135,6 +137,35 @@ struct AttnNestSpirvModules
       }
       spv->moveBefore(gpuModule.getBody(), gpuModule.getBody()->end());
     }
+  }
+};
+
+struct AttnAlignWorkgroupBuffers
+    : attn::impl::AttnAlignWorkgroupBuffersBase<AttnAlignWorkgroupBuffers> {
+  using Base::Base;
+  void runOnOperation() override {
+    int64_t align = alignment;
+    if (align < 1 || align > 4096 || !llvm::isPowerOf2_64(align)) {
+      getOperation()->emitError("attn-align-workgroup-buffers: alignment "
+                                "must be a power of two up to 4096, got ")
+          << align;
+      return signalPassFailure();
+    }
+    StringRef name = LLVM::LLVMDialect::getAlignAttrName();
+    getOperation()->walk([&](gpu::GPUFuncOp func) {
+      if (!func.isKernel())
+        return;
+      for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e;
+           ++i) {
+        auto old = dyn_cast_or_null<IntegerAttr>(
+            func.getWorkgroupAttributionAttr(i, name));
+        if (old && old.getInt() >= align)
+          continue;
+        func.setWorkgroupAttributionAttr(
+            i, name,
+            IntegerAttr::get(IntegerType::get(&getContext(), 64), align));
+      }
+    });
   }
 };
 

@@ -24,6 +24,10 @@ namespace attn {
 void populateWidenPrecisionPatterns(RewritePatternSet &patterns);
 /// Only attn.mha's widening.
 void populateWidenMhaPatterns(RewritePatternSet &patterns);
+/// `value` (a ranked float tensor) with every element converted to `elem`
+/// (arith.extf or arith.truncf in a linalg.generic).
+Value buildConvertedElements(OpBuilder &b, Location loc, Value value,
+                             Type elem);
 /// A clone of attn op `op` (inserted before it) whose f16/bf16 float
 /// operands are f32 copies and whose f16/bf16 results are f32: what the
 /// widening patterns compute on.

@@ -152,6 +152,26 @@ def AttnSdpaToGpu : Pass<"attn-sdpa-to-gpu"> {
     operands). Dynamic shapes, and regions reading a scalar defined outside
     them (it would become a scalar kernel argument), are refused with one
     error naming the op.
+
+    With `tensor-cores` (set by `attn-gpu-pipeline{target=cuda}` for sm_80
+    and newer), f16 and bf16 attention whose head dims E and Ev are
+    multiples of 16 (at most 256), without Shaw keys or a graph mask, gets a
+    FlashAttention-2 style kernel instead: workgroups of 4 warps (32 x 4
+    threads), each warp owning 16 query rows (64 a workgroup). The warp
+    keeps its Q rows as `mma.sync` A fragments in registers; per key tile
+    (64 keys, 32 where E + Ev > 256) K and V are copied into shared memory
+    with `nvgpu.device_async_copy` (cp.async, rows past Lk zero-filled),
+    the V copy in flight while S = Q K^T runs and the next K copy while
+    P V runs; `nvgpu.ldmatrix` reads the B fragments (K as it is, V
+    transposed) from rows padded by 8 elements (no bank conflicts);
+    `mma.sync.m16n8k16` computes S and P V with f32 accumulators (bf16
+    as `nvvm.mma.sync`: MLIR 22's nvgpu lowering deduces no bf16). Each
+    thread holds two rows of S; the row max and sum take two `gpu.shuffle
+    xor` steps over the four threads of a row. Scores come from the same
+    emitter; tiles the mask kind (and a mask_mod's tile classes, the
+    padding, Lk) leave full skip the element mask, tiles a mask_mod leaves
+    empty skip the compute. P is rounded to the input type for the
+    second product and the row sum l sums the rounded P, as on the CPU.
   }];
   let options = [
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
@@ -171,13 +191,18 @@ def AttnSdpaToGpu : Pass<"attn-sdpa-to-gpu"> {
            /*default=*/"false",
            "Leave an op the kernel does not take as it is (bf16, f16 with "
            "score modifications, dynamic shapes) instead of an error: for "
-           "a first run on f16 storage, before the widening passes">
+           "a first run on f16 storage, before the widening passes">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
+           "NVIDIA tensor cores (sm_80 and newer) for f16/bf16 attention: "
+           "the mma.sync kernel described above, for the ops it takes">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 
@@ -255,6 +280,25 @@ def AttnSubgroupReduceToShuffles : Pass<"attn-subgroup-reduce-to-shuffles"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def AttnAlignWorkgroupBuffers : Pass<"attn-align-workgroup-buffers"> {
+  let summary = "Align the workgroup attributions of GPU kernels (llvm.align)";
+  let description = [{
+    `convert-gpu-to-nvvm` makes each workgroup attribution of a `gpu.func`
+    a `.shared` global aligned to its element type unless the attribution
+    carries `llvm.align`; `ldmatrix` and 16-byte `cp.async` need 16-byte
+    aligned shared-memory addresses (the tensor-core kernel's staged f16 /
+    bf16 tiles were `.align 2`). This pass sets `llvm.align = alignment` on
+    every workgroup attribution of every kernel that has none (a larger
+    alignment already there stays).
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"16",
+           "Bytes (a power of two)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def AttnNestSpirvModules : Pass<"attn-nest-spirv-modules", "::mlir::ModuleOp"> {

@@ -21,11 +21,15 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -48,6 +52,40 @@ namespace {
 /// Workgroup memory: memory space 3 (what convert-gpu-to-spirv maps to the
 /// Workgroup storage class and NVVM to shared memory).
 constexpr unsigned kWorkgroupSpace = 3;
+
+// The tensor-core kernel (tensor-cores): warps of 32 threads, each owning
+// 16 query rows (the m of mma.sync.m16n8k16); staged K/V rows padded by 8
+// elements (16 bytes), so the 8 rows an ldmatrix reads start in different
+// shared-memory banks; static shared memory (48 KiB on every sm_70+).
+constexpr int64_t kMmaWarps = 4;
+constexpr int64_t kMmaRows = 16;
+constexpr int64_t kMmaPad = 8;
+constexpr int64_t kMmaSharedMemory = 48 * 1024;
+constexpr int64_t kMmaMaxHeadDim = 256;
+constexpr int64_t kMmaThreads = 32 * kMmaWarps;
+
+/// Keys per tile of the tensor-core kernel for head dims `e`, `ev` (`requested`
+/// if not 0, else 64, else 32): a multiple of 16 (two n-tiles of S make one
+/// k-step of P V) whose K and V tiles fit static shared memory and whose
+/// 16-byte cp.async chunks divide evenly among the workgroup's threads; 0 when
+/// none does.
+int64_t mmaBlockK(int64_t e, int64_t ev, int64_t requested) {
+  SmallVector<int64_t, 2> candidates;
+  if (requested)
+    candidates.push_back(requested);
+  else
+    candidates.append({64, 32});
+  for (int64_t bk : candidates) {
+    if (bk % 16 != 0 || bk > 64)
+      continue;
+    if (bk * (e + ev + 2 * kMmaPad) * 2 > kMmaSharedMemory)
+      continue;
+    if ((bk * e / 8) % kMmaThreads != 0 || (bk * ev / 8) % kMmaThreads != 0)
+      continue;
+    return bk;
+  }
+  return 0;
+}
 
 struct Sizes {
   int64_t b, h, hkv, lq, lk, e, ev;
@@ -123,14 +161,21 @@ public:
 
   LogicalResult run();
   /// Whether run() takes `op` as it is (static shapes; f32, or f16 without
-  /// score modifications).
-  static bool takesNatively(SdpaOp op);
+  /// score modifications; f16 / bf16 the tensor-core kernel takes).
+  static bool takesNatively(SdpaOp op, const AttnSdpaToGpuOptions &options);
+  /// Whether the tensor-core kernel takes `op` (see the pass description).
+  static bool usesMma(SdpaOp op, const AttnSdpaToGpuOptions &options);
 
 private:
   Value toBuffer(OpBuilder &b, Value tensor);
   void buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf, Value kBuf,
                    Value vBuf, Value oBuf, Value lseBuf, Value kSh, Value vSh,
                    const MaskModTiles *maskTiles);
+  void buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
+                      Value kBuf, Value vBuf, Value oBuf, Value lseBuf,
+                      Value kSh, Value vSh, const MaskModTiles *maskTiles);
+  /// The score bias element at (batch, h, i, j), f32; null without a bias.
+  Value biasElement(OpBuilder &b, Location loc, const ScorePosition &p);
   /// i1: key `j` is in row `i` of the CSR (each lane scans every S-th
   /// entry of the row; the subgroup combines them). Duplicates are harmless.
   Value graphAllowed(OpBuilder &b, Value i, Value j);
@@ -154,7 +199,31 @@ Value Lowering::toBuffer(OpBuilder &b, Value tensor) {
   return denseBuffer(b, op.getLoc(), tensor);
 }
 
-bool Lowering::takesNatively(SdpaOp op) {
+bool Lowering::usesMma(SdpaOp op, const AttnSdpaToGpuOptions &options) {
+  if (!options.tensorCores)
+    return false;
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && !t.hasStaticShape())
+      return false;
+  auto q = op.getQuery().getType(), v = op.getValue().getType();
+  Type elem = q.getElementType();
+  if (!(elem.isF16() || elem.isBF16()) ||
+      op.getKey().getType().getElementType() != elem ||
+      v.getElementType() != elem)
+    return false;
+  int64_t e = q.getDimSize(3), ev = v.getDimSize(3);
+  if (e % 16 != 0 || ev % 16 != 0 || e > kMmaMaxHeadDim ||
+      ev > kMmaMaxHeadDim)
+    return false;
+  if (op.getRelKey() || op.getMask() == MaskKind::graph)
+    return false;
+  return mmaBlockK(e, ev, options.blockK) != 0;
+}
+
+bool Lowering::takesNatively(SdpaOp op, const AttnSdpaToGpuOptions &options) {
+  if (usesMma(op, options))
+    return true;
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<RankedTensorType>(v.getType());
         t && !t.hasStaticShape())
@@ -177,11 +246,12 @@ LogicalResult Lowering::run() {
       return op.emitOpError("attn-sdpa-to-gpu: dynamic shapes are not "
                             "supported on the GPU path (operand of type ")
              << t << ")";
+  const bool mma = usesMma(op, opts);
   Type elem = qType.getElementType();
-  if (!elem.isF32() && !elem.isF16())
+  if (!mma && !elem.isF32() && !elem.isF16())
     return op.emitOpError("attn-sdpa-to-gpu: element type ")
            << elem << " is not supported on the GPU path (f32, f16)";
-  if (!elem.isF32() && (op.getBias() || op.getRelBias() || op.getRelKey() ||
+  if (!mma && !elem.isF32() && (op.getBias() || op.getRelBias() || op.getRelKey() ||
                         op.getAlibiSlopes() || !op.getScoreMod().empty()))
     return op.emitOpError("attn-sdpa-to-gpu: score modifications on f16 "
                           "operands are not supported on the GPU path yet");
@@ -193,19 +263,23 @@ LogicalResult Lowering::run() {
   sz = {qType.getDimSize(0), qType.getDimSize(1), kType.getDimSize(1),
         qType.getDimSize(2), kType.getDimSize(2), qType.getDimSize(3),
         vType.getDimSize(3)};
+  if (mma)
+    bk = mmaBlockK(sz.e, sz.ev, opts.blockK);
   // K and V tiles in f32: 4 (E + Ev) bytes per key (checked: E and Ev may
   // be near 2^62, and one key must fit).
-  if (sz.e > opts.sharedMemory / 4 || sz.ev > opts.sharedMemory / 4 ||
+  else if (sz.e > opts.sharedMemory / 4 || sz.ev > opts.sharedMemory / 4 ||
       sz.e + sz.ev > opts.sharedMemory / 4)
     return op.emitOpError("attn-sdpa-to-gpu: one key of K and V (E = ")
            << sz.e << ", Ev = " << sz.ev
            << ", 4 bytes each) does not fit shared-memory = "
            << opts.sharedMemory << " bytes";
   int64_t perKey = 4 * (sz.e + sz.ev);
-  bk = opts.blockK ? opts.blockK
-                   : std::clamp<int64_t>(opts.sharedMemory / perKey, 1, 64);
-  bk = std::min(bk, sz.lk);
-  if (bk > opts.sharedMemory / perKey)
+  if (!mma) {
+    bk = opts.blockK ? opts.blockK
+                     : std::clamp<int64_t>(opts.sharedMemory / perKey, 1, 64);
+    bk = std::min(bk, sz.lk);
+  }
+  if (!mma && bk > opts.sharedMemory / perKey)
     return op.emitOpError("attn-sdpa-to-gpu: block-k = ")
            << bk << " needs "
            << llvm::SaturatingMultiply(static_cast<uint64_t>(bk),
@@ -214,6 +288,17 @@ LogicalResult Lowering::run() {
            << opts.sharedMemory;
 
   OpBuilder b(op);
+  if (mma) {
+    // The score tables the emitter reads in f32 (the scores are f32).
+    for (Value table : {op.getRelBias(), op.getAlibiSlopes()}) {
+      auto type = table ? cast<RankedTensorType>(table.getType()) : nullptr;
+      if (!type || type.getElementType().isF32())
+        continue;
+      Value wide = buildConvertedElements(b, loc, table, b.getF32Type());
+      table.replaceUsesWithIf(
+          wide, [&](OpOperand &use) { return use.getOwner() == op; });
+    }
+  }
   Value qBuf = toBuffer(b, op.getQuery());
   Value kBuf = toBuffer(b, op.getKey());
   Value vBuf = toBuffer(b, op.getValue());
@@ -228,7 +313,7 @@ LogicalResult Lowering::run() {
   }
 
   Ix ix{b, loc};
-  int64_t rows = opts.rows;
+  int64_t rows = mma ? kMmaWarps * kMmaRows : opts.rows;
   // A mask_mod region's tile classes (its min / max tables built here,
   // read by the kernel as buffers): the workgroup's key tiles the region
   // leaves empty are skipped, as on the CPU.
@@ -236,18 +321,22 @@ LogicalResult Lowering::run() {
   if (emitter.hasMaskMod())
     maskTiles.emplace(b, loc, op, rows, bk);
   Value gridX = ix.c((sz.lq + rows - 1) / rows);
-  auto f32 = b.getF32Type();
+  // The staged tiles: f32 rows (f16 / bf16 rows padded by kMmaPad for the
+  // tensor-core kernel).
+  Type shElem = mma ? elem : b.getF32Type();
+  int64_t pad = mma ? kMmaPad : 0;
   auto space = b.getI64IntegerAttr(kWorkgroupSpace);
-  auto kShType =
-      MemRefType::get({bk, sz.e}, f32, MemRefLayoutAttrInterface(), space);
-  auto vShType =
-      MemRefType::get({bk, sz.ev}, f32, MemRefLayoutAttrInterface(), space);
+  auto kShType = MemRefType::get({bk, sz.e + pad}, shElem,
+                                 MemRefLayoutAttrInterface(), space);
+  auto vShType = MemRefType::get({bk, sz.ev + pad}, shElem,
+                                 MemRefLayoutAttrInterface(), space);
   SmallVector<Type> attributions;
   if (opts.workgroupAttributions)
     attributions = {kShType, vShType};
   auto launch = gpu::LaunchOp::create(
-      b, loc, gridX, ix.c(sz.h), ix.c(sz.b), ix.c(opts.subgroupSize),
-      ix.c(rows), ix.c(1), /*dynamicSharedMemorySize=*/nullptr,
+      b, loc, gridX, ix.c(sz.h), ix.c(sz.b),
+      ix.c(mma ? 32 : opts.subgroupSize), ix.c(mma ? kMmaWarps : rows),
+      ix.c(1), /*dynamicSharedMemorySize=*/nullptr,
       /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, attributions);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -261,8 +350,12 @@ LogicalResult Lowering::run() {
       kSh = memref::AllocOp::create(b, loc, kShType);
       vSh = memref::AllocOp::create(b, loc, vShType);
     }
-    buildKernel(b, launch, qBuf, kBuf, vBuf, oBuf, lseBuf, kSh, vSh,
-                maskTiles ? &*maskTiles : nullptr);
+    if (mma)
+      buildMmaKernel(b, launch, qBuf, kBuf, vBuf, oBuf, lseBuf, kSh, vSh,
+                     maskTiles ? &*maskTiles : nullptr);
+    else
+      buildKernel(b, launch, qBuf, kBuf, vBuf, oBuf, lseBuf, kSh, vSh,
+                  maskTiles ? &*maskTiles : nullptr);
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -320,6 +413,19 @@ LogicalResult Lowering::run() {
     lse.replaceAllUsesWith(toTensor(lseBuf, lse.getType()));
   op.erase();
   return success();
+}
+
+Value Lowering::biasElement(OpBuilder &b, Location loc,
+                            const ScorePosition &p) {
+  Value bias = op.getBias();
+  if (!bias)
+    return Value();
+  auto shape = cast<RankedTensorType>(bias.getType()).getShape();
+  Value full[4] = {p.b, p.h, p.i, p.j};
+  SmallVector<Value> idx;
+  for (int d = 0; d < 4; ++d)
+    idx.push_back(shape[d] == 1 ? buildIndexConstant(b, loc, 0) : full[d]);
+  return widen(b, loc, tensor::ExtractOp::create(b, loc, bias, idx));
 }
 
 Value Lowering::graphAllowed(OpBuilder &b, Value i, Value j) {
@@ -496,16 +602,8 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
               tensor::ExtractOp::create(b, loc, relKey, ValueRange{rel, d}));
         });
       }
-      Value biasElem;
-      if (Value bias = op.getBias()) {
-        auto shape = cast<RankedTensorType>(bias.getType()).getShape();
-        Value full[4] = {batch, h, ic, jc};
-        SmallVector<Value> idx;
-        for (int d = 0; d < 4; ++d)
-          idx.push_back(shape[d] == 1 ? ix.c(0) : full[d]);
-        biasElem = widen(b, loc, tensor::ExtractOp::create(b, loc, bias, idx));
-      }
-      Value score = emitter.modify(b, loc, pos, qk, shaw, biasElem);
+      Value score =
+          emitter.modify(b, loc, pos, qk, shaw, biasElement(b, loc, pos));
       SmallVector<Value> extra{ix.lt(j, ix.c(sz.lk))};
       if (op.getMask() == MaskKind::graph)
         extra.push_back(graphAllowed(b, ic, jc));
@@ -560,6 +658,456 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
   }
 }
 
+/// The tensor-core kernel (see the pass description). Thread (lane, warp):
+/// g = lane / 4 and t = lane % 4 name its place in mma.sync's m16n8k16
+/// fragments: it holds rows g and g + 8 of its warp's 16 query rows, and
+/// columns 2t, 2t + 1 of each 8-column n-tile of S and O.
+void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
+                              Value kBuf, Value vBuf, Value oBuf,
+                              Value lseBuf, Value kSh, Value vSh,
+                              const MaskModTiles *maskTiles) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Ix ix{b, loc};
+  auto f32 = b.getF32Type();
+  Type elem = op.getQuery().getType().getElementType();
+  const bool bf16 = elem.isBF16();
+  auto pairType = VectorType::get({2}, elem);
+  auto aType = VectorType::get({4, 2}, elem);
+  auto bType = VectorType::get({2, 2}, elem);
+  auto cType = VectorType::get({2, 2}, f32);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+  const int64_t wgRows = kMmaWarps * kMmaRows;
+  const int64_t sTiles = bk / 8, eSteps = sz.e / 16, pSteps = bk / 16,
+                oTiles = sz.ev / 8;
+  Value zero = buildFloatConstant(b, loc, f32, 0.0);
+  Value one = buildFloatConstant(b, loc, f32, 1.0);
+  Value negInf =
+      buildFloatConstant(b, loc, f32, -std::numeric_limits<double>::infinity());
+  Value zeroC = arith::ConstantOp::create(
+      b, loc, cType, DenseElementsAttr::get(cType, b.getF32FloatAttr(0.0)));
+
+  Value tile = launch.getBlockIds().x, h = launch.getBlockIds().y,
+        batch = launch.getBlockIds().z;
+  Value lane = launch.getThreadIds().x, warp = launch.getThreadIds().y;
+  Value g = ix.div(lane, ix.c(4));
+  Value pairCol = ix.mul(ix.rem(lane, ix.c(4)), ix.c(2));
+  Value q0 = ix.mul(tile, ix.c(wgRows));
+  Value row0 = ix.add(ix.add(q0, ix.mul(warp, ix.c(kMmaRows))), g);
+  // The thread's two query rows, and the same clamped into [0, Lq).
+  Value rows[2] = {row0, ix.add(row0, ix.c(8))};
+  Value rowsC[2] = {ix.min(rows[0], ix.c(sz.lq - 1)),
+                    ix.min(rows[1], ix.c(sz.lq - 1))};
+  Value kh = ix.div(h, ix.c(sz.h / sz.hkv));
+
+  // mma.sync m16n8k16: C + A B with A 16 x 16 (4 registers of 2 elements),
+  // B 16 x 8 (2), C 16 x 8 f32 (2 x 2). bf16 as nvvm.mma.sync on the
+  // registers as i32 (MLIR 22's nvgpu lowering deduces no bf16 type).
+  auto mma = [&](Value a, Value bFrag, Value c) -> Value {
+    if (!bf16)
+      return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
+                                      ArrayRef<int64_t>{16, 8, 16});
+    auto i32 = b.getI32Type();
+    auto words = [&](Value frag, int64_t n) {
+      SmallVector<Value> regs;
+      for (int64_t r = 0; r < n; ++r) {
+        Value pair = vector::ExtractOp::create(b, loc, frag, r);
+        Value word = vector::BitCastOp::create(
+            b, loc, VectorType::get({1}, i32), pair);
+        regs.push_back(vector::ExtractOp::create(b, loc, word, 0));
+      }
+      return regs;
+    };
+    SmallVector<Value> acc;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t col = 0; col < 2; ++col)
+        acc.push_back(
+            vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{r, col}));
+    auto result = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    Value d = NVVM::MmaOp::create(
+        b, loc, result, words(a, 4), words(bFrag, 2), acc,
+        ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> out;
+    for (int64_t k = 0; k < 4; ++k)
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, d, k));
+    return vector::FromElementsOp::create(b, loc, cType, out);
+  };
+  auto ldmatrix = [&](Value sh, Value r, Value c, bool transpose) -> Value {
+    return nvgpu::LdMatrixOp::create(b, loc, bType, sh, ValueRange{r, c},
+                                     transpose, /*numTiles=*/2);
+  };
+
+  // Pairs of elements at even columns of rows of even length (the buffers
+  // are 256-byte aligned allocations): one 32-bit access, not two.
+  auto pairAlign = [](Type t) {
+    return llvm::MaybeAlign(2 * t.getIntOrFloatBitWidth() / 8);
+  };
+  // The warp's Q rows as A fragments, one per 16 columns of E: registers
+  // (row g, cols 2t..), (g + 8, 2t..), (g, 8 + 2t..), (g + 8, 8 + 2t..).
+  // Held in registers for E <= 128; wider rows are read again per key tile
+  // (from L1 / L2), which leaves the registers to the E / 2 of O.
+  auto queryFragments = [&]() {
+    SmallVector<Value> frags;
+    for (int64_t ks = 0; ks < eSteps; ++ks) {
+      Value c0 = ix.add(ix.c(ks * 16), pairCol), c1 = ix.add(c0, ix.c(8));
+      SmallVector<Value> regs;
+      for (auto [r, c] : {std::pair{0, c0}, {1, c0}, {0, c1}, {1, c1}})
+        regs.push_back(vector::LoadOp::create(
+            b, loc, pairType, qBuf, ValueRange{batch, h, rowsC[r], c},
+            /*nontemporal=*/false, pairAlign(elem)));
+      Value frag = arith::ConstantOp::create(
+          b, loc, aType, DenseElementsAttr::get(aType, b.getZeroAttr(elem)));
+      for (auto [r, reg] : llvm::enumerate(regs))
+        frag = vector::InsertOp::create(b, loc, reg, frag, int64_t(r));
+      frags.push_back(frag);
+    }
+    return frags;
+  };
+  const bool queryInRegisters = sz.e <= 128;
+  SmallVector<Value> qa;
+  if (queryInRegisters)
+    qa = queryFragments();
+
+  // Key tiles: the kind's key span of the workgroup's rows, within [0, Lk)
+  // and the batch's kv_lengths.
+  Value iHi = ix.min(ix.add(q0, ix.c(wgRows - 1)), ix.c(sz.lq - 1));
+  Value iaLo = emitter.queryPosition(b, loc, batch, q0);
+  Value iaHi = emitter.queryPosition(b, loc, batch, iHi);
+  KeySpan span = buildMaskKeySpan(b, loc, emitter.maskParams(), iaLo, iaHi);
+  Value first = span.first ? ix.max(span.first, ix.c(0)) : ix.c(0);
+  Value last = span.last ? ix.min(span.last, ix.c(sz.lk - 1)) : ix.c(sz.lk - 1);
+  Value ktFirst = ix.floorDiv(first, bk);
+  Value ktEnd = ix.add(ix.floorDiv(last, bk), ix.c(1));
+  Value kvLength;
+  if (Value lengths = op.getKvLengths()) {
+    kvLength = buildIndexCast(
+        b, loc, tensor::ExtractOp::create(b, loc, lengths, ValueRange{batch}));
+    ktEnd = ix.min(ktEnd, arith::CeilDivSIOp::create(b, loc, kvLength,
+                                                     ix.c(bk)));
+  }
+  ktEnd = ix.max(ktEnd, ktFirst);
+
+  // Copies of `width` columns of keys j0 .. j0 + bk into `dst`, 16 bytes a
+  // cp.async, the same number per thread; rows past Lk and past the batch's
+  // kv_length are zero-filled (padding may hold anything, even NaN, and a
+  // masked key's P = 0 times NaN would still poison P V).
+  Value flat = ix.add(ix.mul(warp, ix.c(32)), lane);
+  Value keyEnd = kvLength ? ix.min(kvLength, ix.c(sz.lk)) : ix.c(sz.lk);
+  auto stage = [&](Value src, Value dst, int64_t width, Value j0) -> Value {
+    int64_t perRow = width / 8;
+    SmallVector<Value> tokens;
+    for (int64_t c = 0; c < bk * perRow / kMmaThreads; ++c) {
+      Value idx = ix.add(flat, ix.c(c * kMmaThreads));
+      Value r = ix.div(idx, ix.c(perRow));
+      Value d = ix.mul(ix.rem(idx, ix.c(perRow)), ix.c(8));
+      Value j = ix.add(j0, r);
+      Value n =
+          arith::SelectOp::create(b, loc, ix.lt(j, keyEnd), ix.c(8), ix.c(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType, dst, ValueRange{r, d}, src,
+          ValueRange{batch, kh, ix.min(j, ix.c(sz.lk - 1)), d},
+          b.getIndexAttr(8), n, b.getUnitAttr()));
+    }
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  };
+  auto wait = [&](Value group, int32_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                     b.getI32IntegerAttr(pending));
+  };
+
+  // Conditions under which every element of key tile [j0, j0 + bk) is
+  // allowed for every row of the workgroup (as the CPU tiling's); nullopt
+  // when the mask never promises it.
+  auto fullTile = [&](Value j0,
+                      Value maskModFull) -> std::optional<SmallVector<Value>> {
+    Value jLast = ix.add(j0, ix.c(bk - 1)), jEnd = ix.add(j0, ix.c(bk));
+    std::optional<Value> kindFull = buildMaskFull(
+        b, loc, emitter.maskParams(), iaLo, iaHi, j0, jLast);
+    if (!kindFull || (emitter.hasMaskMod() && !maskModFull))
+      return std::nullopt;
+    SmallVector<Value> conds;
+    auto le = [&](Value x, Value y) {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
+          .getResult();
+    };
+    if (sz.lk % bk != 0)
+      conds.push_back(le(jEnd, ix.c(sz.lk)));
+    if (*kindFull)
+      conds.push_back(*kindFull);
+    if (maskModFull)
+      conds.push_back(maskModFull);
+    if (kvLength)
+      conds.push_back(le(jEnd, kvLength));
+    return conds;
+  };
+
+  // Lane-derived ldmatrix addresses: K (x2) rows nt * 8 + lane % 8, columns
+  // ks * 16 + 8 (lane / 8 % 2); V (x2, transposed) rows kk * 16 + lane % 16.
+  Value kRow = ix.rem(lane, ix.c(8));
+  Value kCol = ix.mul(ix.rem(ix.div(lane, ix.c(8)), ix.c(2)), ix.c(8));
+  Value vRow = ix.rem(lane, ix.c(16));
+
+  auto shuffleXor = [&](Value x, int32_t offset) -> Value {
+    return gpu::ShuffleOp::create(b, loc, x, offset, /*width=*/32,
+                                  gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  };
+
+  Value kGroup = stage(kBuf, kSh, sz.e, ix.mul(ktFirst, ix.c(bk)));
+  // State: m (2 rows), l (2 rows, this thread's partial sums), O tiles.
+  SmallVector<Value> init{negInf, negInf, zero, zero};
+  init.append(oTiles, zeroC);
+  auto keyTiles = scf::ForOp::create(b, loc, ktFirst, ktEnd, ix.c(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(keyTiles.getBody());
+    Value kt = keyTiles.getInductionVar();
+    Value j0 = ix.mul(kt, ix.c(bk));
+    ValueRange state = keyTiles.getRegionIterArgs();
+    // V's copy runs while S is computed (every thread is done with the
+    // previous tile's V first).
+    gpu::BarrierOp::create(b, loc);
+    Value vGroup = stage(vBuf, vSh, sz.ev, j0);
+    wait(vGroup, 1);
+    gpu::BarrierOp::create(b, loc);
+
+    Value visit, maskModFull;
+    if (maskTiles) {
+      auto [full, empty] = maskTiles->classify(b, loc, batch, h, q0, j0);
+      maskModFull = full;
+      visit = arith::XOrIOp::create(b, loc, empty,
+                                    arith::ConstantIntOp::create(b, loc, 1, 1));
+    }
+    // S = Q K^T, the scores, the online-softmax step; yields m, l, the
+    // rescaled O tiles and P as A fragments.
+    SmallVector<Type> stepTypes(4, f32);
+    stepTypes.append(oTiles, cType);
+    stepTypes.append(pSteps, aType);
+    auto softmaxStep = [&]() -> SmallVector<Value> {
+      if (!queryInRegisters)
+        qa = queryFragments();
+      SmallVector<Value> acc(sTiles, zeroC);
+      for (int64_t nt = 0; nt < sTiles; ++nt)
+        for (int64_t ks = 0; ks < eSteps; ++ks)
+          acc[nt] = mma(qa[ks],
+                        ldmatrix(kSh, ix.add(ix.c(nt * 8), kRow),
+                                 ix.add(ix.c(ks * 16), kCol),
+                                 /*transpose=*/false),
+                        acc[nt]);
+      // s[nt][r][c]: row r (g, g + 8), key j0 + nt * 8 + 2t + c.
+      auto scores = [&](bool masked) {
+        SmallVector<Value> out;
+        for (int64_t nt = 0; nt < sTiles; ++nt)
+          for (int64_t r = 0; r < 2; ++r)
+            for (int64_t c = 0; c < 2; ++c) {
+              Value qk = vector::ExtractOp::create(b, loc, acc[nt],
+                                                   ArrayRef<int64_t>{r, c});
+              Value j = ix.add(ix.add(j0, ix.c(nt * 8 + c)), pairCol);
+              ScorePosition pos{batch, h, rowsC[r],
+                                ix.min(j, ix.c(sz.lk - 1))};
+              Value score = emitter.modify(b, loc, pos, qk, Value(),
+                                           biasElement(b, loc, pos));
+              if (masked) {
+                Value allowed =
+                    emitter.allowed(b, loc, pos, {ix.lt(j, ix.c(sz.lk))});
+                score = arith::SelectOp::create(b, loc, allowed, score,
+                                                negInf);
+              }
+              out.push_back(score);
+            }
+        return out;
+      };
+      SmallVector<Value> s;
+      std::optional<SmallVector<Value>> full = fullTile(j0, maskModFull);
+      if (full && full->empty()) {
+        s = scores(false);
+      } else if (!full) {
+        s = scores(true);
+      } else {
+        Value isFull = full->front();
+        for (Value c : ArrayRef<Value>(*full).drop_front())
+          isFull = arith::AndIOp::create(b, loc, isFull, c);
+        auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(4 * sTiles, f32),
+                                      isFull, /*withElse=*/true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        scf::YieldOp::create(b, loc, scores(false));
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, scores(true));
+        s.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+      }
+      auto at = [&](int64_t nt, int64_t r, int64_t c) {
+        return s[nt * 4 + r * 2 + c];
+      };
+      // Per row: the max over the quad's threads, the rescale, P rounded
+      // to the input type (l sums the rounded P, as on the CPU).
+      SmallVector<Value> next(4), corr(2);
+      SmallVector<Value> p(s.size());
+      for (int64_t r = 0; r < 2; ++r) {
+        Value mx = negInf;
+        for (int64_t nt = 0; nt < sTiles; ++nt)
+          for (int64_t c = 0; c < 2; ++c)
+            mx = arith::MaxNumFOp::create(b, loc, mx, at(nt, r, c));
+        mx = arith::MaxNumFOp::create(b, loc, mx, shuffleXor(mx, 1));
+        mx = arith::MaxNumFOp::create(b, loc, mx, shuffleXor(mx, 2));
+        Value mNew = arith::MaxNumFOp::create(b, loc, state[r], mx);
+        Value dead = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           mNew, negInf);
+        corr[r] = arith::SelectOp::create(
+            b, loc, dead, one,
+            math::ExpOp::create(b, loc,
+                                arith::SubFOp::create(b, loc, state[r], mNew)));
+        Value sum = arith::MulFOp::create(b, loc, state[2 + r], corr[r]);
+        for (int64_t nt = 0; nt < sTiles; ++nt)
+          for (int64_t c = 0; c < 2; ++c) {
+            Value e = math::ExpOp::create(
+                b, loc, arith::SubFOp::create(b, loc, at(nt, r, c), mNew));
+            e = arith::SelectOp::create(b, loc, dead, zero, e);
+            Value rounded = arith::TruncFOp::create(b, loc, elem, e);
+            sum = arith::AddFOp::create(
+                b, loc, sum, arith::ExtFOp::create(b, loc, f32, rounded));
+            p[nt * 4 + r * 2 + c] = rounded;
+          }
+        next[r] = mNew;
+        next[2 + r] = sum;
+      }
+      Value corrC =
+          vector::FromElementsOp::create(b, loc, cType,
+                                         ValueRange{corr[0], corr[0], corr[1],
+                                                    corr[1]});
+      for (int64_t nv = 0; nv < oTiles; ++nv)
+        next.push_back(arith::MulFOp::create(b, loc, state[4 + nv], corrC));
+      // P as A fragments: S's n-tiles 2kk and 2kk + 1 are the 16 columns of
+      // k-step kk, in the A register order.
+      for (int64_t kk = 0; kk < pSteps; ++kk) {
+        auto pv = [&](int64_t nt, int64_t r, int64_t c) {
+          return p[nt * 4 + r * 2 + c];
+        };
+        int64_t a = 2 * kk, c = 2 * kk + 1;
+        next.push_back(vector::FromElementsOp::create(
+            b, loc, aType,
+            ValueRange{pv(a, 0, 0), pv(a, 0, 1), pv(a, 1, 0), pv(a, 1, 1),
+                       pv(c, 0, 0), pv(c, 0, 1), pv(c, 1, 0), pv(c, 1, 1)}));
+      }
+      return next;
+    };
+    SmallVector<Value> stepped;
+    if (visit) {
+      auto ifOp = scf::IfOp::create(b, loc, stepTypes, visit,
+                                    /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        scf::YieldOp::create(b, loc, softmaxStep());
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        SmallVector<Value> same(state.begin(), state.end());
+        Value zeroA = arith::ConstantOp::create(
+            b, loc, aType, DenseElementsAttr::get(aType, b.getZeroAttr(elem)));
+        same.append(pSteps, zeroA);
+        scf::YieldOp::create(b, loc, same);
+      }
+      stepped.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    } else {
+      stepped = softmaxStep();
+    }
+
+    // V has landed (every thread's copies) and every thread is done with
+    // K: the next K tile's copy runs while P V is computed.
+    wait(vGroup, 0);
+    gpu::BarrierOp::create(b, loc);
+    {
+      Value more = ix.lt(ix.add(kt, ix.c(1)), ktEnd);
+      auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      stage(kBuf, kSh, sz.e, ix.add(j0, ix.c(bk)));
+    }
+    SmallVector<Value> out(stepped.begin(), stepped.begin() + 4 + oTiles);
+    ArrayRef<Value> pa = ArrayRef<Value>(stepped).drop_front(4 + oTiles);
+    auto productPV = [&](ArrayRef<Value> o) {
+      SmallVector<Value> res(o.begin(), o.end());
+      for (int64_t kk = 0; kk < pSteps; ++kk)
+        for (int64_t nv = 0; nv < oTiles; ++nv)
+          res[nv] = mma(pa[kk],
+                        ldmatrix(vSh, ix.add(ix.c(kk * 16), vRow),
+                                 ix.c(nv * 8), /*transpose=*/true),
+                        res[nv]);
+      return res;
+    };
+    ArrayRef<Value> o = ArrayRef<Value>(out).drop_front(4);
+    SmallVector<Value> oNext;
+    if (visit) {
+      auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(oTiles, cType),
+                                    visit, /*withElse=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      scf::YieldOp::create(b, loc, productPV(o));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, o);
+      oNext.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    } else {
+      oNext = productPV(o);
+    }
+    SmallVector<Value> yield(out.begin(), out.begin() + 4);
+    yield.append(oNext);
+    scf::YieldOp::create(b, loc, yield);
+  }
+  // The first K copy is pending when no tile was visited.
+  wait(kGroup, 0);
+
+  // Per row: l summed over the quad; o = O / l (0 where no key was
+  // allowed), lse = m + log l (-inf).
+  Type oElem = cast<MemRefType>(oBuf.getType()).getElementType();
+  for (int64_t r = 0; r < 2; ++r) {
+    Value m = keyTiles.getResult(r), l = keyTiles.getResult(2 + r);
+    l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 1));
+    l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 2));
+    Value any =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
+    auto ifOp =
+        scf::IfOp::create(b, loc, ix.lt(rows[r], ix.c(sz.lq)), false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (int64_t nv = 0; nv < oTiles; ++nv) {
+      SmallVector<Value> pair;
+      for (int64_t c = 0; c < 2; ++c) {
+        Value x = vector::ExtractOp::create(b, loc, keyTiles.getResult(4 + nv),
+                                            ArrayRef<int64_t>{r, c});
+        x = arith::SelectOp::create(b, loc, any,
+                                    arith::DivFOp::create(b, loc, x, l), zero);
+        if (oElem != f32)
+          x = arith::TruncFOp::create(b, loc, oElem, x);
+        pair.push_back(x);
+      }
+      Value v = vector::FromElementsOp::create(
+          b, loc, VectorType::get({2}, oElem), pair);
+      vector::StoreOp::create(
+          b, loc, v, oBuf,
+          ValueRange{batch, h, rows[r], ix.add(ix.c(nv * 8), pairCol)},
+          /*nontemporal=*/false, pairAlign(oElem));
+    }
+    if (lseBuf) {
+      auto lead = scf::IfOp::create(
+          b, loc, ix.lt(ix.rem(lane, ix.c(4)), ix.c(1)), false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&lead.getThenRegion().front());
+      Value lse = arith::SelectOp::create(
+          b, loc, any,
+          arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)),
+          negInf);
+      Type lElem = cast<MemRefType>(lseBuf.getType()).getElementType();
+      if (lElem != f32)
+        lse = arith::TruncFOp::create(b, loc, lElem, lse);
+      memref::StoreOp::create(b, loc, lse, lseBuf,
+                              ValueRange{batch, h, rows[r]});
+    }
+  }
+}
+
 namespace {
 /// gpu.launch_func reads and writes its buffer arguments (upstream declares
 /// no effects, and buffer deallocation refuses ops without them).
@@ -606,10 +1154,10 @@ struct AttnSdpaToGpu : attn::impl::AttnSdpaToGpuBase<AttnSdpaToGpu> {
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     AttnSdpaToGpuOptions options{
-        subgroupSize,    rows, blockK, sharedMemory, workgroupAttributions,
-        leaveUnsupported};
+        subgroupSize,     rows,       blockK, sharedMemory, workgroupAttributions,
+        leaveUnsupported, tensorCores};
     for (SdpaOp op : ops) {
-      if (leaveUnsupported && !Lowering::takesNatively(op))
+      if (leaveUnsupported && !Lowering::takesNatively(op, options))
         continue;
       if (failed(Lowering(op, options).run()))
         return signalPassFailure();

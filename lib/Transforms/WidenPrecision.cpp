@@ -28,8 +28,10 @@ bool isReduced(Type t) {
                     tensor.getElementType().isBF16());
 }
 
-/// `value` with every element converted to `elem` (arith.extf / truncf).
-Value convert(OpBuilder &b, Location loc, Value value, Type elem) {
+} // namespace
+
+Value mlir::attn::buildConvertedElements(OpBuilder &b, Location loc,
+                                         Value value, Type elem) {
   auto type = cast<RankedTensorType>(value.getType());
   Value init = tensor::EmptyOp::create(b, loc, type.getShape(), elem);
   AffineMap id = b.getMultiDimIdentityMap(type.getRank());
@@ -45,6 +47,8 @@ Value convert(OpBuilder &b, Location loc, Value value, Type elem) {
                                                .getResult();
                           });
 }
+
+namespace {
 
 /// An attn op whose float operands are f16/bf16: the same op on f32 copies,
 /// its results rounded back.
@@ -71,7 +75,7 @@ Operation *mlir::attn::buildWidenedClone(RewriterBase &rewriter,
   Type f32 = rewriter.getF32Type();
   SmallVector<Value> operands;
   for (Value v : op->getOperands())
-    operands.push_back(isReduced(v.getType()) ? convert(rewriter, loc, v, f32)
+    operands.push_back(isReduced(v.getType()) ? buildConvertedElements(rewriter, loc, v, f32)
                                               : v);
   Operation *wide = rewriter.clone(*op);
   wide->setOperands(operands);
@@ -94,7 +98,8 @@ SmallVector<Value> mlir::attn::narrowResults(RewriterBase &rewriter,
     }
     rewriter.setInsertionPointAfterValue(newResult);
     results.push_back(
-        convert(rewriter, op->getLoc(), newResult, type.getElementType()));
+        buildConvertedElements(rewriter, op->getLoc(), newResult,
+                               type.getElementType()));
   }
   return results;
 }

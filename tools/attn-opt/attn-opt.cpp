@@ -43,7 +43,8 @@ static constexpr const char *kAttnPasses[] = {
     "attn-lower-gat",       "attn-lower-gat-unfused", "attn-vectorize",
     "attn-lower-vectors",   "attn-expand-bf16",     "attn-sdpa-to-gpu",
     "attn-prepare-spirv-kernels", "attn-nest-spirv-modules",
-    "attn-subgroup-reduce-to-shuffles", "attn-gat-to-gpu",
+    "attn-subgroup-reduce-to-shuffles", "attn-align-workgroup-buffers",
+    "attn-gat-to-gpu",
     "attn-runtime-checks"};
 
 /// The --help overview: what attn-opt adds to mlir-opt, with each pipeline's
