@@ -155,8 +155,7 @@ struct AttnAlignWorkgroupBuffers
     getOperation()->walk([&](gpu::GPUFuncOp func) {
       if (!func.isKernel())
         return;
-      for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e;
-           ++i) {
+      for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i) {
         auto old = dyn_cast_or_null<IntegerAttr>(
             func.getWorkgroupAttributionAttr(i, name));
         if (old && old.getInt() >= align)

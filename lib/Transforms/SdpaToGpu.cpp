@@ -14,8 +14,8 @@
 #include "dialect/MaskKinds.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/MaskModTiles.h"
-#include "lib/Transforms/Passes.h"
 #include "lib/Transforms/OptionBounds.h"
+#include "lib/Transforms/Passes.h"
 #include "lib/Transforms/SdpaScore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -213,8 +213,7 @@ bool Lowering::usesMma(SdpaOp op, const AttnSdpaToGpuOptions &options) {
       v.getElementType() != elem)
     return false;
   int64_t e = q.getDimSize(3), ev = v.getDimSize(3);
-  if (e % 16 != 0 || ev % 16 != 0 || e > kMmaMaxHeadDim ||
-      ev > kMmaMaxHeadDim)
+  if (e % 16 != 0 || ev % 16 != 0 || e > kMmaMaxHeadDim || ev > kMmaMaxHeadDim)
     return false;
   if (op.getRelKey() || op.getMask() == MaskKind::graph)
     return false;
@@ -251,8 +250,9 @@ LogicalResult Lowering::run() {
   if (!mma && !elem.isF32() && !elem.isF16())
     return op.emitOpError("attn-sdpa-to-gpu: element type ")
            << elem << " is not supported on the GPU path (f32, f16)";
-  if (!mma && !elem.isF32() && (op.getBias() || op.getRelBias() || op.getRelKey() ||
-                        op.getAlibiSlopes() || !op.getScoreMod().empty()))
+  if (!mma && !elem.isF32() &&
+      (op.getBias() || op.getRelBias() || op.getRelKey() ||
+       op.getAlibiSlopes() || !op.getScoreMod().empty()))
     return op.emitOpError("attn-sdpa-to-gpu: score modifications on f16 "
                           "operands are not supported on the GPU path yet");
   if (opts.subgroupSize < 1 || opts.rows < 1 || opts.blockK < 0 ||
@@ -263,29 +263,29 @@ LogicalResult Lowering::run() {
   sz = {qType.getDimSize(0), qType.getDimSize(1), kType.getDimSize(1),
         qType.getDimSize(2), kType.getDimSize(2), qType.getDimSize(3),
         vType.getDimSize(3)};
-  if (mma)
+  if (mma) {
     bk = mmaBlockK(sz.e, sz.ev, opts.blockK);
-  // K and V tiles in f32: 4 (E + Ev) bytes per key (checked: E and Ev may
-  // be near 2^62, and one key must fit).
-  else if (sz.e > opts.sharedMemory / 4 || sz.ev > opts.sharedMemory / 4 ||
-      sz.e + sz.ev > opts.sharedMemory / 4)
-    return op.emitOpError("attn-sdpa-to-gpu: one key of K and V (E = ")
-           << sz.e << ", Ev = " << sz.ev
-           << ", 4 bytes each) does not fit shared-memory = "
-           << opts.sharedMemory << " bytes";
-  int64_t perKey = 4 * (sz.e + sz.ev);
-  if (!mma) {
+  } else {
+    // K and V tiles in f32: 4 (E + Ev) bytes per key (checked: E and Ev
+    // may be near 2^62, and one key must fit).
+    if (sz.e > opts.sharedMemory / 4 || sz.ev > opts.sharedMemory / 4 ||
+        sz.e + sz.ev > opts.sharedMemory / 4)
+      return op.emitOpError("attn-sdpa-to-gpu: one key of K and V (E = ")
+             << sz.e << ", Ev = " << sz.ev
+             << ", 4 bytes each) does not fit shared-memory = "
+             << opts.sharedMemory << " bytes";
+    int64_t perKey = 4 * (sz.e + sz.ev);
     bk = opts.blockK ? opts.blockK
                      : std::clamp<int64_t>(opts.sharedMemory / perKey, 1, 64);
     bk = std::min(bk, sz.lk);
+    if (bk > opts.sharedMemory / perKey)
+      return op.emitOpError("attn-sdpa-to-gpu: block-k = ")
+             << bk << " needs "
+             << llvm::SaturatingMultiply(static_cast<uint64_t>(bk),
+                                         static_cast<uint64_t>(perKey))
+             << " bytes of workgroup memory for K and V, over shared-memory = "
+             << opts.sharedMemory;
   }
-  if (!mma && bk > opts.sharedMemory / perKey)
-    return op.emitOpError("attn-sdpa-to-gpu: block-k = ")
-           << bk << " needs "
-           << llvm::SaturatingMultiply(static_cast<uint64_t>(bk),
-                                       static_cast<uint64_t>(perKey))
-           << " bytes of workgroup memory for K and V, over shared-memory = "
-           << opts.sharedMemory;
 
   OpBuilder b(op);
   if (mma) {
@@ -334,9 +334,9 @@ LogicalResult Lowering::run() {
   if (opts.workgroupAttributions)
     attributions = {kShType, vShType};
   auto launch = gpu::LaunchOp::create(
-      b, loc, gridX, ix.c(sz.h), ix.c(sz.b),
-      ix.c(mma ? 32 : opts.subgroupSize), ix.c(mma ? kMmaWarps : rows),
-      ix.c(1), /*dynamicSharedMemorySize=*/nullptr,
+      b, loc, gridX, ix.c(sz.h), ix.c(sz.b), ix.c(mma ? 32 : opts.subgroupSize),
+      ix.c(mma ? kMmaWarps : rows), ix.c(1),
+      /*dynamicSharedMemorySize=*/nullptr,
       /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, attributions);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -663,8 +663,8 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
 /// fragments: it holds rows g and g + 8 of its warp's 16 query rows, and
 /// columns 2t, 2t + 1 of each 8-column n-tile of S and O.
 void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
-                              Value kBuf, Value vBuf, Value oBuf,
-                              Value lseBuf, Value kSh, Value vSh,
+                              Value kBuf, Value vBuf, Value oBuf, Value lseBuf,
+                              Value kSh, Value vSh,
                               const MaskModTiles *maskTiles) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
@@ -712,8 +712,8 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
       SmallVector<Value> regs;
       for (int64_t r = 0; r < n; ++r) {
         Value pair = vector::ExtractOp::create(b, loc, frag, r);
-        Value word = vector::BitCastOp::create(
-            b, loc, VectorType::get({1}, i32), pair);
+        Value word =
+            vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair);
         regs.push_back(vector::ExtractOp::create(b, loc, word, 0));
       }
       return regs;
@@ -786,8 +786,8 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
   if (Value lengths = op.getKvLengths()) {
     kvLength = buildIndexCast(
         b, loc, tensor::ExtractOp::create(b, loc, lengths, ValueRange{batch}));
-    ktEnd = ix.min(ktEnd, arith::CeilDivSIOp::create(b, loc, kvLength,
-                                                     ix.c(bk)));
+    ktEnd =
+        ix.min(ktEnd, arith::CeilDivSIOp::create(b, loc, kvLength, ix.c(bk)));
   }
   ktEnd = ix.max(ktEnd, ktFirst);
 
@@ -825,8 +825,8 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
   auto fullTile = [&](Value j0,
                       Value maskModFull) -> std::optional<SmallVector<Value>> {
     Value jLast = ix.add(j0, ix.c(bk - 1)), jEnd = ix.add(j0, ix.c(bk));
-    std::optional<Value> kindFull = buildMaskFull(
-        b, loc, emitter.maskParams(), iaLo, iaHi, j0, jLast);
+    std::optional<Value> kindFull =
+        buildMaskFull(b, loc, emitter.maskParams(), iaLo, iaHi, j0, jLast);
     if (!kindFull || (emitter.hasMaskMod() && !maskModFull))
       return std::nullopt;
     SmallVector<Value> conds;
@@ -907,15 +907,13 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
               Value qk = vector::ExtractOp::create(b, loc, acc[nt],
                                                    ArrayRef<int64_t>{r, c});
               Value j = ix.add(ix.add(j0, ix.c(nt * 8 + c)), pairCol);
-              ScorePosition pos{batch, h, rowsC[r],
-                                ix.min(j, ix.c(sz.lk - 1))};
+              ScorePosition pos{batch, h, rowsC[r], ix.min(j, ix.c(sz.lk - 1))};
               Value score = emitter.modify(b, loc, pos, qk, Value(),
                                            biasElement(b, loc, pos));
               if (masked) {
                 Value allowed =
                     emitter.allowed(b, loc, pos, {ix.lt(j, ix.c(sz.lk))});
-                score = arith::SelectOp::create(b, loc, allowed, score,
-                                                negInf);
+                score = arith::SelectOp::create(b, loc, allowed, score, negInf);
               }
               out.push_back(score);
             }
@@ -931,8 +929,9 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
         Value isFull = full->front();
         for (Value c : ArrayRef<Value>(*full).drop_front())
           isFull = arith::AndIOp::create(b, loc, isFull, c);
-        auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(4 * sTiles, f32),
-                                      isFull, /*withElse=*/true);
+        auto ifOp =
+            scf::IfOp::create(b, loc, SmallVector<Type>(4 * sTiles, f32),
+                              isFull, /*withElse=*/true);
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         scf::YieldOp::create(b, loc, scores(false));
@@ -975,10 +974,8 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
         next[r] = mNew;
         next[2 + r] = sum;
       }
-      Value corrC =
-          vector::FromElementsOp::create(b, loc, cType,
-                                         ValueRange{corr[0], corr[0], corr[1],
-                                                    corr[1]});
+      Value corrC = vector::FromElementsOp::create(
+          b, loc, cType, ValueRange{corr[0], corr[0], corr[1], corr[1]});
       for (int64_t nv = 0; nv < oTiles; ++nv)
         next.push_back(arith::MulFOp::create(b, loc, state[4 + nv], corrC));
       // P as A fragments: S's n-tiles 2kk and 2kk + 1 are the 16 columns of
@@ -1033,8 +1030,8 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
       for (int64_t kk = 0; kk < pSteps; ++kk)
         for (int64_t nv = 0; nv < oTiles; ++nv)
           res[nv] = mma(pa[kk],
-                        ldmatrix(vSh, ix.add(ix.c(kk * 16), vRow),
-                                 ix.c(nv * 8), /*transpose=*/true),
+                        ldmatrix(vSh, ix.add(ix.c(kk * 16), vRow), ix.c(nv * 8),
+                                 /*transpose=*/true),
                         res[nv]);
       return res;
     };
@@ -1068,8 +1065,7 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
     l = arith::AddFOp::create(b, loc, l, shuffleXor(l, 2));
     Value any =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
-    auto ifOp =
-        scf::IfOp::create(b, loc, ix.lt(rows[r], ix.c(sz.lq)), false);
+    auto ifOp = scf::IfOp::create(b, loc, ix.lt(rows[r], ix.c(sz.lq)), false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     for (int64_t nv = 0; nv < oTiles; ++nv) {
@@ -1153,9 +1149,13 @@ struct AttnSdpaToGpu : attn::impl::AttnSdpaToGpuBase<AttnSdpaToGpu> {
       return signalPassFailure();
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
-    AttnSdpaToGpuOptions options{
-        subgroupSize,     rows,       blockK, sharedMemory, workgroupAttributions,
-        leaveUnsupported, tensorCores};
+    AttnSdpaToGpuOptions options{subgroupSize,
+                                 rows,
+                                 blockK,
+                                 sharedMemory,
+                                 workgroupAttributions,
+                                 leaveUnsupported,
+                                 tensorCores};
     for (SdpaOp op : ops) {
       if (leaveUnsupported && !Lowering::takesNatively(op, options))
         continue;
@@ -1375,8 +1375,8 @@ struct AttnGatToGpu : attn::impl::AttnGatToGpuBase<AttnGatToGpu> {
     if (failed(checkOptionRange(getOperation(), "attn-gat-to-gpu",
                                 "subgroup-size", subgroupSize, 1,
                                 kMaxSubgroupSize)) ||
-        failed(checkOptionRange(getOperation(), "attn-gat-to-gpu", "rows",
-                                rows, 1, kMaxWorkgroupRows)))
+        failed(checkOptionRange(getOperation(), "attn-gat-to-gpu", "rows", rows,
+                                1, kMaxWorkgroupRows)))
       return signalPassFailure();
     SmallVector<GatOp> ops;
     // A layer that returns per-edge alpha, has edge attributes or is
