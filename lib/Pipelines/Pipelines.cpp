@@ -77,6 +77,8 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
   if (gpu)
     gpu->device(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Copies of padded tiles and sliced heads: vector rows, not memrefCopy.
+  pm.addNestedPass<func::FuncOp>(attn::createAttnLowerStridedCopies());
   if (vectorize) {
     // Fold subviews into transfers and hoist invariant code first, so that
     // accumulators of reduction loops are recognised and kept in registers.

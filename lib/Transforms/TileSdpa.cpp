@@ -576,6 +576,22 @@ std::pair<int64_t, int64_t> defaultBlocks(const CpuTarget &target,
   return {whole, 64};
 }
 
+/// The bf16 key tile of `op` for block-k `bk`: when one tile holds every
+/// key, Lk rounded up to whole vectors of the target's f32 lanes (at most
+/// `bk`; the padded keys are masked). The key pairs need an even tile, and
+/// a tile whose columns are no multiple of 4 takes no dot product (B = 100,
+/// H = 4, 17 keys as in a ViT: a 32-key tile 0.87-1.09 ms, the 18-key one,
+/// extended to f32, 1.36-1.46). In f32 the 32-key tile gained nothing over
+/// the 17-key one (0.43 ms each at best, Zen 4, once the padding copies
+/// were vector rows: attn-lower-strided-copies).
+int64_t singleKeyTile(SdpaOp op, int64_t bk) {
+  int64_t lk = getShape(op.getKey())[2];
+  if (bk < lk)
+    return bk;
+  return std::min<int64_t>(bk,
+                           llvm::alignTo(lk, getCpuTarget(op).f32Lanes()));
+}
+
 /// Whether `op` takes the edge-list lowering of sparse graph masks.
 bool takesEdgeList(SdpaOp op, double graphEdgeDensity) {
   // The edge-list lowering keeps keys and rows as i32.
@@ -645,15 +661,7 @@ struct TileSdpaBf16Dot : OpRewritePattern<SdpaOp> {
         takesEdgeList(op, graphEdgeDensity))
       return rewriter.notifyMatchFailure(op, "computed in f32");
     auto [bq, bk] = blocksFor(op, blockQ, blockK);
-    // One key tile for all keys: Lk rounded up to whole vectors of the
-    // target's f32 lanes (the padded keys are masked), at most block-k. The
-    // key pairs need an even tile, and a tile whose columns are no multiple
-    // of 4 takes no dot product (B = 100, H = 4, 17 keys as in a ViT: a
-    // 32-key tile 0.87-1.09 ms, the 18-key one, extended to f32, 1.36-1.46).
-    int64_t lk = getShape(op.getKey())[2];
-    if (bk >= lk)
-      bk = std::min<int64_t>(
-          bk, llvm::alignTo(lk, getCpuTarget(op).f32Lanes()));
+    bk = singleKeyTile(op, bk);
     if (bk % 2 != 0)
       return rewriter.notifyMatchFailure(op, "odd key tile");
     auto wide = cast<SdpaOp>(buildWidenedClone(rewriter, op));
