@@ -1,4 +1,4 @@
-//===- GpuSpirv.cpp - glue between gpu kernels and SPIR-V modules ---------===//
+//===- GpuSpirv.cpp - glue around the GPU kernels: SPIR-V and NVVM -------===//
 
 #include "lib/Transforms/Passes.h"
 #include "lib/Transforms/OptionBounds.h"

@@ -1,9 +1,9 @@
 //===- LowerStridedCopies.cpp - strided memref.copy as vector rows --------===//
 //
 // memref.copy between buffers that are not both contiguous lowers to the
-// generic memrefCopy runtime call (an element walk with a memmove per
-// contiguous run); with a contiguous innermost dimension on both sides it
-// is loops over the outer dimensions around one vector load / store.
+// generic memrefCopy runtime call (an element walk with one memcpy call per
+// element); with a contiguous innermost dimension on both sides it is loops
+// over the outer dimensions around vector loads / stores of the rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,12 +26,13 @@ using namespace mlir;
 
 namespace {
 
-/// The longest contiguous row copied as one vector (longer rows stay with
-/// memrefCopy, whose memmove is then as good).
-constexpr int64_t kMaxRow = 256;
+/// The longest vector a row is copied in; longer rows are copied in chunks
+/// of this many elements and one remainder.
+constexpr int64_t kMaxChunk = 256;
 
-/// Whether `type`'s innermost dimension has stride 1 and the buffer is not
-/// contiguous as a whole (memref.copy of two contiguous buffers is a memcpy).
+/// Whether `type`'s innermost dimension has stride 1; `contiguous` tells
+/// whether the whole buffer is (memref.copy of two contiguous buffers is
+/// LLVM's memcpy).
 bool innerUnitStride(MemRefType type, bool &contiguous) {
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -41,6 +42,14 @@ bool innerUnitStride(MemRefType type, bool &contiguous) {
   contiguous = type.getLayout().isIdentity() ||
                memref::isStaticShapeAndContiguousRowMajor(type);
   return true;
+}
+
+/// Whole bytes per element: a vector of i1 (or i4) is packed in memory, a
+/// memref of them is not.
+bool byteSized(Type t) {
+  if (t.isIndex())
+    return true;
+  return t.isIntOrFloat() && t.getIntOrFloatBitWidth() % 8 == 0;
 }
 
 struct StridedCopyToVectorRows : OpRewritePattern<memref::CopyOp> {
@@ -53,7 +62,8 @@ struct StridedCopyToVectorRows : OpRewritePattern<memref::CopyOp> {
     if (!src || !dst || !src.hasStaticShape() || src.getRank() == 0 ||
         src.getShape() != dst.getShape())
       return rewriter.notifyMatchFailure(op, "not a static ranked copy");
-    if (!VectorType::isValidElementType(src.getElementType()))
+    if (!VectorType::isValidElementType(src.getElementType()) ||
+        !byteSized(src.getElementType()))
       return rewriter.notifyMatchFailure(op, "element type");
     bool srcContiguous = false, dstContiguous = false;
     if (!innerUnitStride(src, srcContiguous) ||
@@ -63,11 +73,11 @@ struct StridedCopyToVectorRows : OpRewritePattern<memref::CopyOp> {
       return rewriter.notifyMatchFailure(op, "a memcpy already");
     ArrayRef<int64_t> shape = src.getShape();
     int64_t row = shape.back();
-    if (row > kMaxRow || src.getNumElements() == 0)
-      return rewriter.notifyMatchFailure(op, "row too long, or empty");
+    if (src.getNumElements() == 0)
+      return rewriter.notifyMatchFailure(op, "empty");
 
     Location loc = op.getLoc();
-    auto rowType = VectorType::get({row}, src.getElementType());
+    Type elem = src.getElementType();
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     SmallVector<Value> indices;
@@ -79,10 +89,29 @@ struct StridedCopyToVectorRows : OpRewritePattern<memref::CopyOp> {
       indices.push_back(loop.getInductionVar());
       rewriter.setInsertionPointToStart(loop.getBody());
     }
-    indices.push_back(zero);
-    Value v =
-        vector::LoadOp::create(rewriter, loc, rowType, op.getSource(), indices);
-    vector::StoreOp::create(rewriter, loc, v, op.getTarget(), indices);
+    // One vector of `len` elements at column `col` of the row.
+    auto copy = [&](Value col, int64_t len) {
+      SmallVector<Value> at(indices);
+      at.push_back(col);
+      Value v = vector::LoadOp::create(
+          rewriter, loc, VectorType::get({len}, elem), op.getSource(), at);
+      vector::StoreOp::create(rewriter, loc, v, op.getTarget(), at);
+    };
+    int64_t chunks = row / kMaxChunk, rest = row % kMaxChunk;
+    if (chunks > 1) {
+      auto loop = scf::ForOp::create(
+          rewriter, loc, zero,
+          arith::ConstantIndexOp::create(rewriter, loc, chunks * kMaxChunk),
+          arith::ConstantIndexOp::create(rewriter, loc, kMaxChunk));
+      OpBuilder::InsertionGuard inner(rewriter);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      copy(loop.getInductionVar(), kMaxChunk);
+    } else if (chunks == 1) {
+      copy(zero, kMaxChunk);
+    }
+    if (rest)
+      copy(arith::ConstantIndexOp::create(rewriter, loc, chunks * kMaxChunk),
+           rest);
     rewriter.eraseOp(op);
     return success();
   }

@@ -158,7 +158,8 @@ def AttnSdpaToGpu : Pass<"attn-sdpa-to-gpu"> {
     multiples of 16 (at most 256), without Shaw keys or a graph mask, gets a
     FlashAttention-2 style kernel instead: workgroups of 4 warps (32 x 4
     threads), each warp owning 16 query rows (64 a workgroup). The warp
-    keeps its Q rows as `mma.sync` A fragments in registers; per key tile
+    keeps its Q rows as `mma.sync` A fragments in registers (E <= 128;
+    wider rows are read again per key tile); per key tile
     (64 keys, 32 where E + Ev > 256) K and V are copied into shared memory
     with `nvgpu.device_async_copy` (cp.async, rows past Lk zero-filled),
     the V copy in flight while S = Q K^T runs and the next K copy while
@@ -290,8 +291,8 @@ def AttnAlignWorkgroupBuffers : Pass<"attn-align-workgroup-buffers"> {
     carries `llvm.align`; `ldmatrix` and 16-byte `cp.async` need 16-byte
     aligned shared-memory addresses (the tensor-core kernel's staged f16 /
     bf16 tiles were `.align 2`). This pass sets `llvm.align = alignment` on
-    every workgroup attribution of every kernel that has none (a larger
-    alignment already there stays).
+    every workgroup attribution of every kernel that has none or a smaller
+    one (a larger alignment already there stays).
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"16",
@@ -589,14 +590,17 @@ def AttnLowerStridedCopies : Pass<"attn-lower-strided-copies", "::mlir::func::Fu
     After bufferization, `memref.copy` between buffers that are not both
     contiguous (a tile padded into a larger buffer, a head sliced out of a
     projection) becomes a call of the generic `memrefCopy` runtime function,
-    which walks the elements one by one and calls `memmove` for each
-    contiguous run: for the 17 x 16 tiles of a ViT's attention it took 20 %
-    of the model's time. This pass rewrites such a copy with a static shape
-    whose innermost dimension is contiguous (stride 1) on both sides and
-    at most 256 elements long into loops over the outer dimensions around
-    one `vector.load` / `vector.store` of the innermost row. Copies LLVM
+    which walks the elements and calls `memcpy` once per element: with a
+    ViT's 17 keys padded into 32-key tiles it took 20 % of the model's time.
+    This pass rewrites such a copy with a static shape, whole-byte elements
+    (not i1: a vector of i1 is packed in memory, a memref of i1 is not) and
+    an innermost dimension that is contiguous (stride 1) on both sides into
+    loops over the outer dimensions around `vector.load` / `vector.store`
+    of each row (in chunks of 256 elements and one remainder). Copies LLVM
     turns into `memcpy` (both contiguous), or with a strided innermost
-    dimension, stay as they are.
+    dimension, stay as they are. It runs in every attn pipeline, after
+    buffer deallocation. Like `memref.copy`, it does not define copies
+    between overlapping buffers.
 
     ```mlir
     memref.copy %src, %dst : memref<4x17x16xf32, strided<[3264, 192, 1], offset: ?>>

@@ -75,8 +75,9 @@ Operation *mlir::attn::buildWidenedClone(RewriterBase &rewriter,
   Type f32 = rewriter.getF32Type();
   SmallVector<Value> operands;
   for (Value v : op->getOperands())
-    operands.push_back(isReduced(v.getType()) ? buildConvertedElements(rewriter, loc, v, f32)
-                                              : v);
+    operands.push_back(isReduced(v.getType())
+                           ? buildConvertedElements(rewriter, loc, v, f32)
+                           : v);
   Operation *wide = rewriter.clone(*op);
   wide->setOperands(operands);
   for (OpResult r : wide->getResults())
