@@ -16,14 +16,14 @@
 // RUN: attn-opt %S/../Integration/gat.mlir --attn-gpu-pipeline="target=cuda chip=sm_90a" | %python %S/../Inputs/gpu-binary.py %tgat
 // RUN: %ptxas -arch=sm_90a -v %tgat.0 -o %tgat.0.cubin 2>&1 | FileCheck %s --check-prefix=GAT
 // RUN: %ptxas -arch=sm_90a -v %tgat.1 -o %tgat.1.cubin 2>&1 | FileCheck %s --check-prefix=GAT
-// GAT: 0 bytes spill stores, 0 bytes spill loads
+// GAT: stack frame, 0 bytes spill stores, 0 bytes spill loads
 // GAT: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers
 
 // COUNT: 3 object(s)
 // Shared memory: 2 x 32 keys x 64 x 4 bytes (E = 64), 2 x 16 x 128 x 4.
-// E64: 0 bytes spill stores, 0 bytes spill loads
+// E64: stack frame, 0 bytes spill stores, 0 bytes spill loads
 // E64: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 16384 bytes smem
-// E128: 0 bytes spill stores, 0 bytes spill loads
+// E128: stack frame, 0 bytes spill stores, 0 bytes spill loads
 // E128: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 16384 bytes smem
 // The subgroup sums are warp shuffles; the K/V tiles live in shared memory.
 // PTX: .target sm_90a
