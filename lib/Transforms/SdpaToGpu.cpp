@@ -140,6 +140,21 @@ SmallVector<Value> onlineSoftmaxStep(OpBuilder &b, Location loc,
   return next;
 }
 
+/// Stores a row's lse = m + log l (-inf where `any` is false: no key was
+/// allowed) at `at` of `lseBuf`, rounded to its element type.
+void storeLse(OpBuilder &b, Location loc, Value lseBuf, Value any, Value m,
+              Value l, ValueRange at) {
+  Value negInf = buildFloatConstant(b, loc, b.getF32Type(),
+                                    -std::numeric_limits<double>::infinity());
+  Value lse = arith::SelectOp::create(
+      b, loc, any,
+      arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)), negInf);
+  Type elem = cast<MemRefType>(lseBuf.getType()).getElementType();
+  if (!elem.isF32())
+    lse = arith::TruncFOp::create(b, loc, elem, lse);
+  memref::StoreOp::create(b, loc, lse, lseBuf, at);
+}
+
 /// A buffer of `tensor` for a kernel: function arguments as they are, any
 /// other tensor copied into a dense one first (a view would lose its offset
 /// to the bare-pointer calling convention).
@@ -647,14 +662,7 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
     auto ifOp = scf::IfOp::create(b, loc, store, /*withElse=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value lse = arith::SelectOp::create(
-        b, loc, any,
-        arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)),
-        negInf);
-    Type lElem = cast<MemRefType>(lseBuf.getType()).getElementType();
-    if (lElem != f32)
-      lse = arith::TruncFOp::create(b, loc, lElem, lse);
-    memref::StoreOp::create(b, loc, lse, lseBuf, ValueRange{batch, h, i});
+    storeLse(b, loc, lseBuf, any, m, l, {batch, h, i});
   }
 }
 
@@ -1091,15 +1099,7 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
           b, loc, ix.lt(ix.rem(lane, ix.c(4)), ix.c(1)), false);
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(&lead.getThenRegion().front());
-      Value lse = arith::SelectOp::create(
-          b, loc, any,
-          arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)),
-          negInf);
-      Type lElem = cast<MemRefType>(lseBuf.getType()).getElementType();
-      if (lElem != f32)
-        lse = arith::TruncFOp::create(b, loc, lElem, lse);
-      memref::StoreOp::create(b, loc, lse, lseBuf,
-                              ValueRange{batch, h, rows[r]});
+      storeLse(b, loc, lseBuf, any, m, l, {batch, h, rows[r]});
     }
   }
 }
