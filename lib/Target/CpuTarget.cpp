@@ -295,11 +295,8 @@ llvm::Error mlir::attn::checkNvptxChip(llvm::StringRef chip) {
                              error.c_str());
   std::unique_ptr<llvm::MCSubtargetInfo> info(
       target->createMCSubtargetInfo(triple, "", ""));
-  llvm::StringRef digits = chip;
-  unsigned number = 0;
-  bool known = info && info->isCPUStringValid(chip) &&
-               digits.consume_front("sm_") &&
-               !digits.take_while(llvm::isDigit).getAsInteger(10, number);
+  unsigned number = nvptxChipVersion(chip);
+  bool known = info && info->isCPUStringValid(chip) && number != 0;
   if (!known)
     return createStringError("unknown NVIDIA chip '%s' (expected an "
                              "architecture LLVM's NVPTX backend knows, as "

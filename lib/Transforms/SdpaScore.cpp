@@ -205,3 +205,31 @@ Value SdpaScoreEmitter::mask(OpBuilder &b, Location loc, const ScorePosition &p,
                                     -std::numeric_limits<double>::infinity());
   return arith::SelectOp::create(b, loc, ok, s, negInf);
 }
+
+std::optional<SmallVector<Value>>
+SdpaScoreEmitter::fullTileConditions(OpBuilder &b, Location loc, Value iaLo,
+                                     Value iaHi, Value j0, int64_t bk,
+                                     Value maskModFull, Value kvLength) const {
+  Value jLast =
+      arith::AddIOp::create(b, loc, j0, buildIndexConstant(b, loc, bk - 1));
+  Value jEnd =
+      arith::AddIOp::create(b, loc, j0, buildIndexConstant(b, loc, bk));
+  std::optional<Value> kindFull =
+      buildMaskFull(b, loc, params, iaLo, iaHi, j0, jLast);
+  if (!kindFull || (hasMaskMod() && !maskModFull))
+    return std::nullopt;
+  SmallVector<Value> conds;
+  auto le = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
+        .getResult();
+  };
+  if (lk % bk != 0)
+    conds.push_back(le(jEnd, buildIndexConstant(b, loc, lk)));
+  if (*kindFull)
+    conds.push_back(*kindFull);
+  if (maskModFull)
+    conds.push_back(maskModFull);
+  if (kvLength)
+    conds.push_back(le(jEnd, kvLength));
+  return conds;
+}

@@ -60,6 +60,19 @@ public:
   /// classification knows: every tile applies the element mask).
   bool hasMaskMod() const;
 
+  /// Conditions (i1 values, all to hold) under which every key of tile
+  /// [j0, j0 + bk) is allowed for every query at positions [iaLo, iaHi]:
+  /// the tile within Lk, the mask kind's full-tile rule, a mask_mod's
+  /// tile class `maskModFull` (null without a mask_mod) and the tile
+  /// within `kvLength` keys (null without padding). Empty when no mask
+  /// applies; std::nullopt when the tile is never promised full (graph and
+  /// dilated kinds, a mask_mod without tile classes): every element is
+  /// masked then.
+  std::optional<SmallVector<Value>>
+  fullTileConditions(OpBuilder &b, Location loc, Value iaLo, Value iaHi,
+                     Value j0, int64_t bk, Value maskModFull,
+                     Value kvLength) const;
+
   /// The mask kind and its parameters (the definition in MaskKinds.h).
   const MaskParams &maskParams() const { return params; }
 

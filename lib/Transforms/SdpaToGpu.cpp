@@ -189,6 +189,11 @@ private:
   void buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
                       Value kBuf, Value vBuf, Value oBuf, Value lseBuf,
                       Value kSh, Value vSh, const MaskModTiles *maskTiles);
+  /// The key tiles [first, end) of query rows at positions [iaLo, iaHi]:
+  /// the mask kind's key span within [0, Lk), and within `kvLength` keys
+  /// when given; empty when nothing is left.
+  std::pair<Value, Value> keyTileRange(OpBuilder &b, Value iaLo, Value iaHi,
+                                       Value kvLength);
   /// The score bias element at (batch, h, i, j), f32; null without a bias.
   Value biasElement(OpBuilder &b, Location loc, const ScorePosition &p);
   /// i1: key `j` is in row `i` of the CSR (each lane scans every S-th
@@ -430,6 +435,21 @@ LogicalResult Lowering::run() {
   return success();
 }
 
+std::pair<Value, Value> Lowering::keyTileRange(OpBuilder &b, Value iaLo,
+                                               Value iaHi, Value kvLength) {
+  Location loc = op.getLoc();
+  Ix ix{b, loc};
+  KeySpan span = buildMaskKeySpan(b, loc, emitter.maskParams(), iaLo, iaHi);
+  Value first = span.first ? ix.max(span.first, ix.c(0)) : ix.c(0);
+  Value last = span.last ? ix.min(span.last, ix.c(sz.lk - 1)) : ix.c(sz.lk - 1);
+  Value ktFirst = ix.floorDiv(first, bk);
+  Value ktEnd = ix.add(ix.floorDiv(last, bk), ix.c(1));
+  if (kvLength)
+    ktEnd =
+        ix.min(ktEnd, arith::CeilDivSIOp::create(b, loc, kvLength, ix.c(bk)));
+  return {ktFirst, ix.max(ktEnd, ktFirst)};
+}
+
 Value Lowering::biasElement(OpBuilder &b, Location loc,
                             const ScorePosition &p) {
   Value bias = op.getBias();
@@ -529,13 +549,9 @@ void Lowering::buildKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
   // Key tiles: the kind's key span of this workgroup's rows, within [0, Lk).
   Value iLo = ix.mul(tile, ix.c(rows));
   Value iHi = ix.min(ix.add(iLo, ix.c(rows - 1)), ix.c(sz.lq - 1));
-  KeySpan span = buildMaskKeySpan(b, loc, emitter.maskParams(),
-                                  emitter.queryPosition(b, loc, batch, iLo),
-                                  emitter.queryPosition(b, loc, batch, iHi));
-  Value first = span.first ? ix.max(span.first, ix.c(0)) : ix.c(0);
-  Value last = span.last ? ix.min(span.last, ix.c(sz.lk - 1)) : ix.c(sz.lk - 1);
-  Value ktFirst = ix.floorDiv(first, bk);
-  Value ktEnd = ix.max(ix.add(ix.floorDiv(last, bk), ix.c(1)), ktFirst);
+  auto [ktFirst, ktEnd] = keyTileRange(
+      b, emitter.queryPosition(b, loc, batch, iLo),
+      emitter.queryPosition(b, loc, batch, iHi), /*kvLength=*/Value());
 
   Value threads = ix.c(s * rows);
   Value flat = ix.add(ix.mul(row, ix.c(s)), lane);
@@ -785,19 +801,11 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
   Value iHi = ix.min(ix.add(q0, ix.c(wgRows - 1)), ix.c(sz.lq - 1));
   Value iaLo = emitter.queryPosition(b, loc, batch, q0);
   Value iaHi = emitter.queryPosition(b, loc, batch, iHi);
-  KeySpan span = buildMaskKeySpan(b, loc, emitter.maskParams(), iaLo, iaHi);
-  Value first = span.first ? ix.max(span.first, ix.c(0)) : ix.c(0);
-  Value last = span.last ? ix.min(span.last, ix.c(sz.lk - 1)) : ix.c(sz.lk - 1);
-  Value ktFirst = ix.floorDiv(first, bk);
-  Value ktEnd = ix.add(ix.floorDiv(last, bk), ix.c(1));
   Value kvLength;
-  if (Value lengths = op.getKvLengths()) {
+  if (Value lengths = op.getKvLengths())
     kvLength = buildIndexCast(
         b, loc, tensor::ExtractOp::create(b, loc, lengths, ValueRange{batch}));
-    ktEnd =
-        ix.min(ktEnd, arith::CeilDivSIOp::create(b, loc, kvLength, ix.c(bk)));
-  }
-  ktEnd = ix.max(ktEnd, ktFirst);
+  auto [ktFirst, ktEnd] = keyTileRange(b, iaLo, iaHi, kvLength);
 
   // Copies of `width` columns of keys j0 .. j0 + bk into `dst`, 16 bytes a
   // cp.async, the same number per thread; rows past Lk and past the batch's
@@ -825,32 +833,6 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
   auto wait = [&](Value group, int32_t pending) {
     nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
                                      b.getI32IntegerAttr(pending));
-  };
-
-  // Conditions under which every element of key tile [j0, j0 + bk) is
-  // allowed for every row of the workgroup (as the CPU tiling's); nullopt
-  // when the mask never promises it.
-  auto fullTile = [&](Value j0,
-                      Value maskModFull) -> std::optional<SmallVector<Value>> {
-    Value jLast = ix.add(j0, ix.c(bk - 1)), jEnd = ix.add(j0, ix.c(bk));
-    std::optional<Value> kindFull =
-        buildMaskFull(b, loc, emitter.maskParams(), iaLo, iaHi, j0, jLast);
-    if (!kindFull || (emitter.hasMaskMod() && !maskModFull))
-      return std::nullopt;
-    SmallVector<Value> conds;
-    auto le = [&](Value x, Value y) {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
-          .getResult();
-    };
-    if (sz.lk % bk != 0)
-      conds.push_back(le(jEnd, ix.c(sz.lk)));
-    if (*kindFull)
-      conds.push_back(*kindFull);
-    if (maskModFull)
-      conds.push_back(maskModFull);
-    if (kvLength)
-      conds.push_back(le(jEnd, kvLength));
-    return conds;
   };
 
   // Lane-derived ldmatrix addresses: K (x2) rows nt * 8 + lane % 8, columns
@@ -928,7 +910,8 @@ void Lowering::buildMmaKernel(OpBuilder &b, gpu::LaunchOp launch, Value qBuf,
         return out;
       };
       SmallVector<Value> s;
-      std::optional<SmallVector<Value>> full = fullTile(j0, maskModFull);
+      std::optional<SmallVector<Value>> full = emitter.fullTileConditions(
+          b, loc, iaLo, iaHi, j0, bk, maskModFull, kvLength);
       if (full && full->empty()) {
         s = scores(false);
       } else if (!full) {

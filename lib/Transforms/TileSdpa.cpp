@@ -364,39 +364,17 @@ private:
   }
 
   /// Conditions under which every element of key tile [k0, k0 + bk) is
-  /// allowed for every row of the query tile; empty when no mask applies.
-  /// Null (std::nullopt) when the mask kind never promises a full tile
-  /// (graph, dilated): then every visited tile applies the element mask. A
-  /// mask_mod region adds its tile class (MaskModTiles.h).
+  /// allowed for every row of the query tile (the emitter's rule, with the
+  /// mask_mod's tile class of this tile and the batch's kv_length).
   std::optional<SmallVector<Value>> fullTileConditions(OpBuilder &b,
                                                        Location loc, Value k0) {
-    Value kLast =
-        arith::AddIOp::create(b, loc, k0, buildIndexConstant(b, loc, bk - 1));
-    Value kEnd =
-        arith::AddIOp::create(b, loc, k0, buildIndexConstant(b, loc, bk));
-    std::optional<Value> kindFull =
-        buildMaskFull(b, loc, emitter.maskParams(), rowLo(b, loc),
-                      rowHi(b, loc), k0, kLast);
-    if (!kindFull || (emitter.hasMaskMod() && !maskTiles))
-      return std::nullopt;
-    SmallVector<Value> conds;
-    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
-      return arith::CmpIOp::create(b, loc, p, x, y).getResult();
-    };
-    if (lk % bk != 0)
-      conds.push_back(
-          cmp(arith::CmpIPredicate::sle, kEnd, buildIndexConstant(b, loc, lk)));
-    if (*kindFull)
-      conds.push_back(*kindFull);
-    if (maskTiles)
-      conds.push_back(maskModFull);
-    if (Value lengths = op.getKvLengths()) {
-      Value len = arith::IndexCastOp::create(
+    Value kvLength;
+    if (Value lengths = op.getKvLengths())
+      kvLength = arith::IndexCastOp::create(
           b, loc, b.getIndexType(),
           tensor::ExtractOp::create(b, loc, lengths, ValueRange{bIdx}));
-      conds.push_back(cmp(arith::CmpIPredicate::sle, kEnd, len));
-    }
-    return conds;
+    return emitter.fullTileConditions(b, loc, rowLo(b, loc), rowHi(b, loc), k0,
+                                      bk, maskModFull, kvLength);
   }
 
   /// One key tile: scores, (boundary) mask, online-softmax step. Graph masks
