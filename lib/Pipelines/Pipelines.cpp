@@ -170,6 +170,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   tile.blockK = options.blockK;
   tile.graphEdgeDensity = options.graphEdgeDensity;
   tile.bf16DotProduct = options.bf16DotProduct;
+  // The register rows are vector code: not with vectorize=false.
+  tile.shortSequences = options.shortSequences && options.vectorize;
   pm.addPass(createAttnTile(tile));
   AttnLowerGatOptions gat;
   gat.edgeBlock = options.gatEdgeBlock;

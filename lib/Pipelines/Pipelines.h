@@ -104,6 +104,12 @@ struct CpuPipelineOptions
                      "accumulation where the target has them (AVX512-BF16; "
                      "attn-tile); false: computed in f32"),
       llvm::cl::init(true)};
+  Option<bool> shortSequences{
+      *this, "short-sequences",
+      llvm::cl::desc("Attention whose keys fit in four vectors of the target "
+                     "takes attn-tile's register-row lowering when no block "
+                     "size is given; false: always tiles"),
+      llvm::cl::init(true)};
 };
 
 /// attn -> tiled attention with online softmax (attn-tile; mha decomposed

@@ -195,7 +195,10 @@ std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target) {
   auto below = [](int64_t size, int64_t r) {
     return std::max(r, size / r * r);
   };
-  std::vector<TileChoice> out;
+  // The target's heuristic first (all zeros): with it attn-tile may take
+  // the register-row lowering of short key sequences, which given block
+  // sizes turn off.
+  std::vector<TileChoice> out{TileChoice{0, 0, 0, 0}};
   for (int64_t bk : {32, 64, 128})
     for (int64_t bq : {32, 48, 64, 96, 128})
       out.push_back({below(bq, rows), bk, rows, cols});

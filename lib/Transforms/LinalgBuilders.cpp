@@ -95,10 +95,18 @@ Value mlir::attn::buildIndexCast(OpBuilder &b, Location loc, Value value) {
 }
 
 Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x) {
-  Type f = x.getType();
-  if (!f.isF32())
+  Type type = x.getType();
+  if (!getElementTypeOrSelf(type).isF32())
     return math::ExpOp::create(b, loc, x);
-  auto c = [&](double v) { return buildFloatConstant(b, loc, f, v); };
+  auto vecType = dyn_cast<VectorType>(type);
+  // Constants of x's type (splats for a vector).
+  auto c = [&](double v) -> Value {
+    if (!vecType)
+      return buildFloatConstant(b, loc, type, v);
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(vecType, b.getFloatAttr(b.getF32Type(), v)));
+  };
   // exp(x) = 2^t, t = x log2(e) = n + g with n = round(t), |g| <= 1/2.
   // Adding 1.5 * 2^23 + 127 rounds t to an integer in the low mantissa
   // bits, n + 127 (the biased exponent of 2^n) for t in [-126.5, 0.5].
@@ -118,11 +126,18 @@ Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x) {
   p = math::FmaOp::create(b, loc, p, g, c(1.0));
   // 2^n: the biased exponent moved into place.
   Type i32 = b.getI32Type();
+  Type bitsType = vecType ? Type(vecType.clone(i32)) : i32;
+  Value shift =
+      vecType ? arith::ConstantOp::create(
+                    b, loc,
+                    DenseElementsAttr::get(cast<ShapedType>(bitsType),
+                                           b.getI32IntegerAttr(23).getValue()))
+                    .getResult()
+              : arith::ConstantIntOp::create(b, loc, i32, 23).getResult();
   Value bits = arith::ShLIOp::create(
-      b, loc, arith::BitcastOp::create(b, loc, i32, shifted),
-      arith::ConstantIntOp::create(b, loc, i32, 23));
-  Value e = arith::MulFOp::create(b, loc, p,
-                                  arith::BitcastOp::create(b, loc, f, bits));
+      b, loc, arith::BitcastOp::create(b, loc, bitsType, shifted), shift);
+  Value e = arith::MulFOp::create(
+      b, loc, p, arith::BitcastOp::create(b, loc, type, bits));
   // Below 2^-126 (and at x = -inf) the result is 0; a NaN stays NaN (the
   // compare is false, and every step above propagates it).
   Value tiny = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, t,

@@ -184,7 +184,8 @@ Value buildIndexCast(OpBuilder &b, Location loc, Value value);
 Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 /// exp(x) for x <= 0, -inf or NaN (a softmax's S - max): arith ops, with
 /// no range clamps (MLIR's polynomial math.exp needs them for any x),
-/// exactly 0 below 2^-126 and at -inf, NaN for NaN; math.exp unless f32.
+/// exactly 0 below 2^-126 and at -inf, NaN for NaN; math.exp unless f32 or
+/// a vector of f32.
 Value buildExpOfNonPositive(OpBuilder &b, Location loc, Value x);
 
 } // namespace mlir::attn

@@ -390,6 +390,38 @@ def AttnTile : Pass<"attn-tile"> {
     tiles) — when it divides Lq, else 64 or 32 when they divide Lq (then
     AVX2 runs 4-row tiles: padding Q and copying the output out of a padded
     buffer cost more), else the multiple of the rows.
+
+    Short key sequences (`short-sequences`, on by default, and no block size
+    given): f32 attention whose Lk keys and Ev-wide output row each fit in
+    four vectors of the target's f32 lanes (Lk, Ev <= 64 on AVX-512, <= 32
+    on AVX2 and NEON), with plain scaled scores and a dense or causal mask
+    (no padding, bias, relative, graph terms or regions), takes the
+    register-row lowering instead of tiles, the case of a ViT's heads
+    (17 keys of 16 dims in the Fashion-MNIST model):
+
+    ```
+    scf.forall (b, h, rows) in (B, H, units of Lq) {        // parallel
+      K^T = transpose(K[b, h / group]) in registers
+      for each query row i (several side by side) {
+        S = sum_e broadcast(Q[b, h, i, e]) * K^T[e, :]      // a few vectors
+        S = select(allowed, scale * S, -inf)
+        m = max(S);  P = exp(S - m);  l = sum(P)
+        O[b, h, i] = sum_j broadcast(P[j]) * V[b, h / group, j, :] / l
+      }
+    }
+    ```
+
+    K^T of a (batch, head) is transposed in registers from blocks of K.
+    Rows run several at a time (their accumulators within half the
+    registers). A row's scores are whole vectors of keys plus the rest in
+    the narrowest power-of-two vector: the 17th key is scalar code. The
+    scores, probabilities and output row stay in vector registers, and no
+    online-softmax state is kept. The tiled path would do three things
+    worse: make a 17-key tile 17-lane vectors, which LLVM splits lane by
+    lane; rescale an accumulator that a single key tile does not need; and
+    store each step's tile in memory. On a Zen 4 host the ViT's attention
+    (B = 100, H = 4, L = 17, E = 16, one thread) takes 0.26 ms this way
+    against 0.43 ms tiled, and 0.28 against 0.73 ms for the AVX2 target.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
@@ -407,7 +439,11 @@ def AttnTile : Pass<"attn-tile"> {
     Option<"bf16DotProduct", "bf16-dot-product", "bool", /*default=*/"true",
            "bf16 attention as bf16 pair dot products with f32 accumulation "
            "where the target has them (AVX512-BF16); false: computed in f32 "
-           "like f16">
+           "like f16">,
+    Option<"shortSequences", "short-sequences", "bool", /*default=*/"true",
+           "Attention whose keys (and output row) fit in four vectors of the "
+           "target takes the register-row lowering when no block size is "
+           "given; false: always tiles">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

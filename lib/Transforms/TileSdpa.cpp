@@ -15,6 +15,7 @@
 #include "lib/Transforms/Passes.h"
 #include "lib/Transforms/OptionBounds.h"
 #include "lib/Transforms/SdpaGraphEdges.h"
+#include "lib/Transforms/SdpaRows.h"
 #include "lib/Transforms/SdpaScore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -589,9 +590,10 @@ std::pair<int64_t, int64_t> blocksFor(SdpaOp op, int64_t blockQ,
 
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
-           double graphEdgeDensity, int64_t edgeBlock)
+           double graphEdgeDensity, int64_t edgeBlock, bool shortSequences)
       : OpRewritePattern(ctx), blockQ(blockQ), blockK(blockK),
-        graphEdgeDensity(graphEdgeDensity), edgeBlock(edgeBlock) {}
+        graphEdgeDensity(graphEdgeDensity), edgeBlock(edgeBlock),
+        shortSequences(shortSequences) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
@@ -600,6 +602,11 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
                                          "dynamic shapes are not supported");
     if (takesEdgeList(op, graphEdgeDensity)) {
       rewriter.replaceOp(op, buildGraphEdgeAttention(rewriter, op, edgeBlock));
+      return success();
+    }
+    if (shortSequences && blockQ == 0 && blockK == 0 &&
+        takesRegisterRows(op)) {
+      rewriter.replaceOp(op, buildRegisterRowAttention(rewriter, op));
       return success();
     }
     auto [bq, bk] = blocksFor(op, blockQ, blockK);
@@ -611,6 +618,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
   int64_t blockQ, blockK;
   double graphEdgeDensity;
   int64_t edgeBlock;
+  bool shortSequences;
 };
 
 /// bf16 attention on a target with bf16 dot products (AVX512-BF16): tiled
@@ -676,7 +684,7 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
     RewritePatternSet patterns(&getContext());
     populateWidenPrecisionPatterns(patterns);
     patterns.add<TileSdpa>(&getContext(), blockQ, blockK, graphEdgeDensity,
-                           edgeBlock);
+                           edgeBlock, shortSequences);
     if (bf16DotProduct)
       patterns.add<TileSdpaBf16Dot>(&getContext(), blockQ, blockK,
                                     graphEdgeDensity);

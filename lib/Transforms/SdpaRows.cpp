@@ -1,0 +1,441 @@
+//===- SdpaRows.cpp - attn.sdpa over short key sequences, a row at a time -===//
+//
+// Per (batch, head, query row): the row's scores against every key as a few
+// vectors (Q[i, e] broadcast times rows of K^T), the row max and sum as
+// vector reductions, P = exp(S - max) in the same registers, and P V as
+// broadcasts of P's lanes times rows of V. Nothing of the row is stored
+// between these steps, no online-softmax state is carried (one pass over the
+// keys), and no vector is wider than the target's registers: the tiled path
+// would make a 17-key tile a 17-lane vector, which LLVM splits lane by lane.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Transforms/SdpaRows.h"
+
+#include "lib/Target/CpuTarget.h"
+#include "lib/Transforms/LinalgBuilders.h"
+#include "lib/Transforms/SdpaScore.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// The head dims whose Q K^T the row body unrolls.
+static constexpr int64_t kMaxHeadDim = 256;
+
+bool mlir::attn::takesRegisterRows(SdpaOp op) {
+  if (!hasStaticTensorOperands(op))
+    return false;
+  for (Value v : {op.getQuery(), op.getKey(), op.getValue()})
+    if (!getElementType(v).isF32())
+      return false;
+  if (op.getMask() != MaskKind::dense && op.getMask() != MaskKind::causal)
+    return false;
+  if (op.getAlign() == Align::per_sequence || op.getKvLengths() ||
+      op.getRowPtr() || !op.getMaskMod().empty())
+    return false;
+  if (!SdpaScoreEmitter(op).isPlainScore())
+    return false;
+  ArrayRef<int64_t> q = getShape(op.getQuery()), k = getShape(op.getKey()),
+                    v = getShape(op.getValue());
+  int64_t lanes = getCpuTarget(op).f32Lanes();
+  return q[2] >= 1 && k[2] >= 1 && q[3] >= 1 && q[3] <= kMaxHeadDim &&
+         v[3] >= 1 && llvm::divideCeilSigned(k[2], lanes) <= kMaxRowVectors &&
+         llvm::divideCeilSigned(v[3], lanes) <= kMaxRowVectors;
+}
+
+namespace {
+
+/// What one query row leaves: its output row (one vector per chunk of Ev)
+/// and, for the lse, m and l.
+struct RowResult {
+  SmallVector<Value> out;
+  Value m, l, seen;
+};
+
+class SdpaRowLowering {
+public:
+  explicit SdpaRowLowering(SdpaOp op)
+      : op(op), emitter(op), target(getCpuTarget(op)),
+        lanes(target.f32Lanes()) {
+    ArrayRef<int64_t> q = getShape(op.getQuery()), k = getShape(op.getKey());
+    batch = q[0];
+    heads = q[1];
+    lq = q[2];
+    e = q[3];
+    group = heads / k[1];
+    lk = k[2];
+    ev = getShape(op.getValue())[3];
+    keyVectors = llvm::divideCeilSigned(lk, lanes);
+    f = getElementType(op.getQuery());
+    // Whole vectors of keys, and the rest in the narrowest power-of-two
+    // vector that holds it: a 17th key costs scalar ops, not a 16-lane
+    // vector of padding.
+    for (int64_t c = 0; c < lk; c += lanes)
+      keyChunks.push_back(
+          {c, std::min<int64_t>(lanes, llvm::PowerOf2Ceil(lk - c))});
+    for (int64_t c = 0; c < ev; c += lanes)
+      valueChunks.push_back({c, std::min(lanes, ev - c)});
+    // Rows in flight: their Q K^T accumulators take at most half of the
+    // registers (the K^T rows and Q broadcasts need the rest).
+    rowsPerStep = std::clamp<int64_t>(
+        target.vectorRegisters / 2 /
+            std::max<int64_t>(keyVectors, int64_t(valueChunks.size())),
+        1, kMaxRowsPerStep);
+    // Query rows per parallel unit: the whole head when it is short, else
+    // a divisor of Lq near kUnitRows.
+    unitRows = lq;
+    if (lq > 2 * kUnitRows)
+      for (int64_t r = kUnitRows; r <= 2 * kUnitRows; ++r)
+        if (lq % r == 0) {
+          unitRows = r;
+          break;
+        }
+  }
+
+  SmallVector<Value> build(OpBuilder &b) {
+    Location loc = op.getLoc();
+    bool withLse = op->getNumResults() > 1;
+    SmallVector<Value> inits{
+        tensor::EmptyOp::create(b, loc, {batch, heads, lq, ev}, f)};
+    if (withLse)
+      inits.push_back(tensor::EmptyOp::create(b, loc, {batch, heads, lq}, f));
+    auto forall = scf::ForallOp::create(
+        b, loc,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads),
+                               b.getIndexAttr(lq / unitRows)},
+        inits, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forall.getBody());
+      buildUnit(b, loc, forall, withLse);
+    }
+    return SmallVector<Value>(forall.getResults());
+  }
+
+private:
+  /// Most query rows computed side by side (independent dependency chains
+  /// through the reductions and exp of a row).
+  static constexpr int64_t kMaxRowsPerStep = 4;
+  /// Query rows per parallel unit on long queries.
+  static constexpr int64_t kUnitRows = 64;
+
+  Value splat(OpBuilder &b, Location loc, VectorType t, double v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(t, b.getFloatAttr(f, v)));
+  }
+  Value broadcast(OpBuilder &b, Location loc, VectorType t, Value scalar) {
+    return vector::BroadcastOp::create(b, loc, t, scalar);
+  }
+  Value index(OpBuilder &b, Location loc, int64_t i) {
+    return buildIndexConstant(b, loc, i);
+  }
+  /// A `t`-long vector of `tensor` at `indices` (in bounds).
+  Value read(OpBuilder &b, Location loc, VectorType t, Value tensor,
+             ValueRange indices) {
+    return vector::TransferReadOp::create(b, loc, t, tensor, indices,
+                                          buildFloatConstant(b, loc, f, 0.0),
+                                          ArrayRef<bool>{true});
+  }
+
+  /// K^T of the unit's (batch, kv head) in registers: keyRows[d][c] is
+  /// the d-th head dim of key chunk c. Blocks of (chunk) x (up to lanes
+  /// head dims) are read from K and transposed in registers (lanes x lanes
+  /// blocks become attn-lower-vectors' shuffle sequences); keys past Lk in
+  /// the last chunk read as 0 (and are masked).
+  void buildKeyRows(OpBuilder &b, Location loc) {
+    keyRows.assign(e, SmallVector<Value>(keyChunks.size()));
+    for (auto [c, chunk] : llvm::enumerate(keyChunks)) {
+      auto [k0, width] = chunk;
+      for (int64_t d0 = 0; d0 < e; d0 += lanes) {
+        int64_t dims = std::min(lanes, e - d0);
+        Value block = vector::TransferReadOp::create(
+            b, loc, VectorType::get({width, dims}, f), op.getKey(),
+            ValueRange{bIdx, kvHead, index(b, loc, k0), index(b, loc, d0)},
+            buildFloatConstant(b, loc, f, 0.0),
+            ArrayRef<bool>{k0 + width <= lk, true});
+        Value blockT =
+            vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
+        for (int64_t d = 0; d < dims; ++d)
+          keyRows[d0 + d][c] = vector::ExtractOp::create(b, loc, blockT, d);
+      }
+    }
+  }
+
+  /// Where the lanes of the key chunk at `k0` (`width` keys) are allowed
+  /// for the query at absolute position `ia` (causal: j <= ia) and exist
+  /// (j < Lk); null when all are.
+  Value allowedLanes(OpBuilder &b, Location loc, int64_t k0, int64_t width,
+                     Value ia) {
+    Type i32 = b.getI32Type();
+    auto maskType = VectorType::get({width}, i32);
+    SmallVector<int32_t> keys;
+    for (int64_t l = 0; l < width; ++l)
+      keys.push_back(static_cast<int32_t>(k0 + l));
+    Value keyIdx = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(maskType, ArrayRef<int32_t>(keys)));
+    Value allowed;
+    if (k0 + width > lk)
+      allowed = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::slt, keyIdx,
+          arith::ConstantOp::create(
+              b, loc,
+              DenseElementsAttr::get(maskType, static_cast<int32_t>(lk))));
+    if (op.getMask() == MaskKind::causal) {
+      Value last = vector::BroadcastOp::create(
+          b, loc, maskType, arith::IndexCastOp::create(b, loc, i32, ia));
+      Value causal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                           keyIdx, last);
+      allowed =
+          allowed ? arith::AndIOp::create(b, loc, allowed, causal) : causal;
+    }
+    return allowed;
+  }
+
+  /// The query rows `rows` (of head hIdx, batch bIdx) side by side, each
+  /// phase for every row before the next: scores, softmax and output rows
+  /// in registers.
+  SmallVector<RowResult> buildRows(OpBuilder &b, Location loc,
+                                   ArrayRef<Value> rows) {
+    int64_t n = rows.size();
+    // S = Q[i] K^T: per head dim, Q[i, e] broadcast times the e-th rows of
+    // K^T (each K^T row read once for all the rows).
+    SmallVector<VectorType> chunkTypes;
+    for (auto [k0, width] : keyChunks)
+      chunkTypes.push_back(VectorType::get({width}, f));
+    SmallVector<SmallVector<Value>> scores(n);
+    for (int64_t r = 0; r < n; ++r)
+      for (VectorType t : chunkTypes)
+        scores[r].push_back(splat(b, loc, t, 0.0));
+    for (int64_t d = 0; d < e; ++d) {
+      ArrayRef<Value> kRows = keyRows[d];
+      for (int64_t r = 0; r < n; ++r) {
+        Value qe = tensor::ExtractOp::create(
+            b, loc, op.getQuery(),
+            ValueRange{bIdx, hIdx, rows[r], index(b, loc, d)});
+        for (auto [c, t] : llvm::enumerate(chunkTypes))
+          scores[r][c] = vector::FMAOp::create(b, loc, broadcast(b, loc, t, qe),
+                                               kRows[c], scores[r][c]);
+      }
+    }
+    Value negInf =
+        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+    Value zero = buildFloatConstant(b, loc, f, 0.0);
+    SmallVector<RowResult> results(n);
+    SmallVector<SmallVector<Value>> probs(n);
+    for (int64_t r = 0; r < n; ++r) {
+      Value ia = emitter.queryPosition(b, loc, bIdx, rows[r]);
+      for (auto [c, chunk] : llvm::enumerate(keyChunks)) {
+        Value &s = scores[r][c];
+        s = arith::MulFOp::create(
+            b, loc, s, splat(b, loc, chunkTypes[c], op.getEffectiveScale()));
+        if (Value allowed = allowedLanes(b, loc, chunk.first, chunk.second, ia))
+          s = arith::SelectOp::create(
+              b, loc, allowed, s,
+              splat(b, loc, chunkTypes[c],
+                    -std::numeric_limits<double>::infinity()));
+      }
+    }
+    // Reduces a row's chunks (the whole vectors elementwise first) to one
+    // scalar.
+    auto reduceRow = [&](ArrayRef<Value> chunks, vector::CombiningKind kind) {
+      auto combine = [&](Value x, Value y) -> Value {
+        if (kind == vector::CombiningKind::ADD)
+          return arith::AddFOp::create(b, loc, x, y);
+        return arith::MaxNumFOp::create(b, loc, x, y);
+      };
+      Value whole = chunks.front();
+      size_t c = 1;
+      for (; c < chunks.size() && chunks[c].getType() == whole.getType(); ++c)
+        whole = combine(whole, chunks[c]);
+      Value total = vector::ReductionOp::create(b, loc, kind, whole);
+      for (; c < chunks.size(); ++c)
+        total = combine(total,
+                        vector::ReductionOp::create(b, loc, kind, chunks[c]));
+      return total;
+    };
+    // m = max S (maxnum: the max only stabilises exp; a NaN score still
+    // reaches the output through exp(NaN - m)); the exp offset is m, or 0
+    // when every key is masked (m = -inf), so that P = exp(-inf) = 0 there.
+    for (int64_t r = 0; r < n; ++r)
+      results[r].m = reduceRow(scores[r], vector::CombiningKind::MAXNUMF);
+    for (int64_t r = 0; r < n; ++r) {
+      Value m = results[r].m;
+      Value offset = arith::SelectOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf),
+          zero, m);
+      for (auto [c, s] : llvm::enumerate(scores[r]))
+        probs[r].push_back(buildExpOfNonPositive(
+            b, loc,
+            arith::SubFOp::create(b, loc, s,
+                                  broadcast(b, loc, chunkTypes[c], offset))));
+    }
+    for (int64_t r = 0; r < n; ++r)
+      results[r].l = reduceRow(probs[r], vector::CombiningKind::ADD);
+
+    // O = P V / l: P's lanes broadcast times the rows of V (each read once
+    // for all the rows), per chunk of the output row; 0 on a row without
+    // allowed keys (l = 0).
+    for (auto [c0, width] : valueChunks) {
+      auto chunkType = VectorType::get({width}, f);
+      SmallVector<Value> o(n, splat(b, loc, chunkType, 0.0));
+      for (int64_t j = 0; j < lk; ++j) {
+        Value vRow =
+            read(b, loc, chunkType, op.getValue(),
+                 ValueRange{bIdx, kvHead, index(b, loc, j), index(b, loc, c0)});
+        for (int64_t r = 0; r < n; ++r) {
+          Value pj = broadcast(
+              b, loc, chunkType,
+              vector::ExtractOp::create(b, loc, probs[r][j / lanes],
+                                        j - keyChunks[j / lanes].first));
+          o[r] = vector::FMAOp::create(b, loc, pj, vRow, o[r]);
+        }
+      }
+      for (int64_t r = 0; r < n; ++r)
+        results[r].out.push_back(o[r]);
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      RowResult &res = results[r];
+      res.seen =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, res.l, zero);
+      Value inv = arith::SelectOp::create(
+          b, loc, res.seen,
+          arith::DivFOp::create(b, loc, buildFloatConstant(b, loc, f, 1.0),
+                                res.l),
+          zero);
+      for (auto [c, chunk] : llvm::enumerate(valueChunks)) {
+        Value &out = res.out[c];
+        out = arith::MulFOp::create(
+            b, loc, out,
+            broadcast(b, loc, cast<VectorType>(out.getType()), inv));
+      }
+    }
+    return results;
+  }
+
+  /// Writes the rows `rows` (indices into the unit's tiles) of `results`
+  /// into the output tile and, with `lseTile`, their lse.
+  void writeRows(OpBuilder &b, Location loc, ArrayRef<Value> rows,
+                 ArrayRef<RowResult> results, Value &outTile, Value &lseTile) {
+    Value negInf =
+        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+    for (auto [row, res] : llvm::zip(rows, results)) {
+      for (auto [c, chunk] : llvm::enumerate(valueChunks))
+        outTile = vector::TransferWriteOp::create(
+                      b, loc, res.out[c], outTile,
+                      ValueRange{row, index(b, loc, chunk.first)},
+                      ArrayRef<bool>{true})
+                      .getResult();
+      if (!lseTile)
+        continue;
+      // lse = m + log l, -inf on a row without allowed keys.
+      Value lse = arith::SelectOp::create(
+          b, loc, res.seen,
+          arith::AddFOp::create(b, loc, res.m,
+                                math::LogOp::create(b, loc, res.l)),
+          negInf);
+      lseTile = tensor::InsertOp::create(b, loc, lse, lseTile, row);
+    }
+  }
+
+  /// One parallel unit: unitRows query rows of one (batch, head),
+  /// rowsPerStep at a time, then the remainder.
+  void buildUnit(OpBuilder &b, Location loc, scf::ForallOp forall,
+                 bool withLse) {
+    SmallVector<Value> ivs = forall.getInductionVars();
+    bIdx = ivs[0];
+    hIdx = ivs[1];
+    Value q0 = arith::MulIOp::create(b, loc, ivs[2], index(b, loc, unitRows));
+    kvHead = arith::DivUIOp::create(b, loc, hIdx, index(b, loc, group));
+    buildKeyRows(b, loc);
+    Value outTile = tensor::EmptyOp::create(b, loc, {unitRows, ev}, f);
+    Value lseTile;
+    if (withLse)
+      lseTile = tensor::EmptyOp::create(b, loc, {unitRows}, f);
+
+    // Rows [0, steps * rowsPerStep) in a loop, the rest after it.
+    auto rowsAt = [&](OpBuilder &rb, Value first, int64_t n) {
+      SmallVector<Value> local, global;
+      for (int64_t r = 0; r < n; ++r) {
+        local.push_back(
+            arith::AddIOp::create(rb, loc, first, index(rb, loc, r)));
+        global.push_back(arith::AddIOp::create(rb, loc, q0, local.back()));
+      }
+      return std::make_pair(local, global);
+    };
+    int64_t steps = unitRows / rowsPerStep;
+    if (steps > 0) {
+      SmallVector<Value> iterInits{outTile};
+      if (lseTile)
+        iterInits.push_back(lseTile);
+      auto loop = scf::ForOp::create(
+          b, loc, index(b, loc, 0), index(b, loc, steps * rowsPerStep),
+          index(b, loc, rowsPerStep), iterInits,
+          [&](OpBuilder &lb, Location lloc, Value first, ValueRange args) {
+            Value out = args[0], lse = lseTile ? args[1] : Value();
+            auto [local, global] = rowsAt(lb, first, rowsPerStep);
+            writeRows(lb, lloc, local, buildRows(lb, lloc, global), out, lse);
+            SmallVector<Value> yields{out};
+            if (lse)
+              yields.push_back(lse);
+            scf::YieldOp::create(lb, lloc, yields);
+          });
+      outTile = loop.getResult(0);
+      if (lseTile)
+        lseTile = loop.getResult(1);
+    }
+    if (int64_t rest = unitRows - steps * rowsPerStep) {
+      auto [local, global] =
+          rowsAt(b, index(b, loc, steps * rowsPerStep), rest);
+      writeRows(b, loc, local, buildRows(b, loc, global), outTile, lseTile);
+    }
+
+    ValueRange outs = forall.getRegionIterArgs();
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> one(4, b.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, outTile, outs[0],
+        ArrayRef<OpFoldResult>{bIdx, hIdx, q0, b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(unitRows), b.getIndexAttr(ev)},
+        one);
+    if (withLse)
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, lseTile, outs[1], ArrayRef<OpFoldResult>{bIdx, hIdx, q0},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                                 b.getIndexAttr(unitRows)},
+          ArrayRef<OpFoldResult>(one).drop_back());
+  }
+
+  SdpaOp op;
+  SdpaScoreEmitter emitter;
+  const CpuTarget &target;
+  /// f32 lanes of the target's vector registers.
+  int64_t lanes;
+  int64_t batch, heads, lq, lk, e, ev, group, keyVectors;
+  int64_t rowsPerStep, unitRows;
+  Type f;
+  /// (first key, width) of each vector of a row's scores, and (first
+  /// element, width) of each vector of an output row.
+  SmallVector<std::pair<int64_t, int64_t>> keyChunks, valueChunks;
+  // Per parallel unit: its indices and K^T (keyRows[head dim][key chunk]).
+  Value bIdx, hIdx, kvHead;
+  SmallVector<SmallVector<Value>> keyRows;
+};
+
+} // namespace
+
+SmallVector<Value> mlir::attn::buildRegisterRowAttention(OpBuilder &b,
+                                                         SdpaOp op) {
+  return SdpaRowLowering(op).build(b);
+}

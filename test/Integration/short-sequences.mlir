@@ -1,0 +1,83 @@
+// RUN: attn-run %s --all --check | FileCheck %s
+// RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{threads=2}" | FileCheck %s
+// RUN: %if host-x86-64-v3 %{ attn-run %s --all --check --target-cpu=x86-64-v3 | FileCheck %s %}
+// RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{short-sequences=false}" | FileCheck %s
+
+// attn-tile's register-row lowering (short key sequences: Lk and Ev within
+// four vectors of the target, plain scores, dense or causal) against the C++
+// reference, on the host's target, with OpenMP threads and on AVX2 (8 lanes:
+// other chunkings of the same shapes); the last run tiles the same functions
+// for comparison. Shapes cover whole and partial key vectors, head dims
+// below and above the lanes, output rows in several vectors, empty causal
+// rows, grouped heads, a scale and long query sequences.
+// A ViT head: 17 keys (one whole vector and a 1-key rest on AVX-512, two and a 1-key rest on AVX2), with lse.
+// CHECK-LABEL: attn-run: @vit_17_keys
+// CHECK: CHECK PASSED
+func.func @vit_17_keys(%q: tensor<3x4x17x16xf32>, %k: tensor<3x4x17x16xf32>, %v: tensor<3x4x17x16xf32>) -> (tensor<3x4x17x16xf32>, tensor<3x4x17xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v
+      : (tensor<3x4x17x16xf32>, tensor<3x4x17x16xf32>, tensor<3x4x17x16xf32>) -> (tensor<3x4x17x16xf32>, tensor<3x4x17xf32>)
+  return %o, %l : tensor<3x4x17x16xf32>, tensor<3x4x17xf32>
+}
+
+// A 4-key rest, E = 24 (a lanes block and a narrower one), Ev = 40 (two whole output vectors and a rest).
+// CHECK-LABEL: attn-run: @keys_20_ev_40
+// CHECK: CHECK PASSED
+func.func @keys_20_ev_40(%q: tensor<2x2x9x24xf32>, %k: tensor<2x2x20x24xf32>, %v: tensor<2x2x20x40xf32>) -> tensor<2x2x9x40xf32> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<2x2x9x24xf32>, tensor<2x2x20x24xf32>, tensor<2x2x20x40xf32>) -> tensor<2x2x9x40xf32>
+  return %o : tensor<2x2x9x40xf32>
+}
+
+// 64 keys: four whole vectors on AVX-512 (beyond four AVX2 vectors: tiled there).
+// CHECK-LABEL: attn-run: @keys_64
+// CHECK: CHECK PASSED
+func.func @keys_64(%q: tensor<1x2x33x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x64xf32>) -> (tensor<1x2x33x64xf32>, tensor<1x2x33xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v
+      : (tensor<1x2x33x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> (tensor<1x2x33x64xf32>, tensor<1x2x33xf32>)
+  return %o, %l : tensor<1x2x33x64xf32>, tensor<1x2x33xf32>
+}
+
+// Causal, Lq > Lk (bottom-right): the first rows see no key (output 0, lse -inf).
+// CHECK-LABEL: attn-run: @causal_fully_masked_rows
+// CHECK: CHECK PASSED
+func.func @causal_fully_masked_rows(%q: tensor<1x2x23x16xf32>, %k: tensor<1x2x11x16xf32>, %v: tensor<1x2x11x16xf32>) -> (tensor<1x2x23x16xf32>, tensor<1x2x23xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x2x23x16xf32>, tensor<1x2x11x16xf32>, tensor<1x2x11x16xf32>) -> (tensor<1x2x23x16xf32>, tensor<1x2x23xf32>)
+  return %o, %l : tensor<1x2x23x16xf32>, tensor<1x2x23xf32>
+}
+
+// Causal, top-left, E = 8 (fewer head dims than lanes), rows past Lk see every key.
+// CHECK-LABEL: attn-run: @causal_top_left_small_head
+// CHECK: CHECK PASSED
+func.func @causal_top_left_small_head(%q: tensor<1x2x30x8xf32>, %k: tensor<1x2x19x8xf32>, %v: tensor<1x2x19x8xf32>) -> (tensor<1x2x30x8xf32>, tensor<1x2x30xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>, align = #attn.align<top_left>}
+      : (tensor<1x2x30x8xf32>, tensor<1x2x19x8xf32>, tensor<1x2x19x8xf32>) -> (tensor<1x2x30x8xf32>, tensor<1x2x30xf32>)
+  return %o, %l : tensor<1x2x30x8xf32>, tensor<1x2x30xf32>
+}
+
+// Grouped KV heads (4 query heads on 2) and an explicit scale.
+// CHECK-LABEL: attn-run: @grouped_heads_scale
+// CHECK: CHECK PASSED
+func.func @grouped_heads_scale(%q: tensor<2x4x13x16xf32>, %k: tensor<2x2x13x16xf32>, %v: tensor<2x2x13x16xf32>) -> tensor<2x4x13x16xf32> {
+  %o = attn.sdpa %q, %k, %v {scale = 0.3 : f64}
+      : (tensor<2x4x13x16xf32>, tensor<2x2x13x16xf32>, tensor<2x2x13x16xf32>) -> tensor<2x4x13x16xf32>
+  return %o : tensor<2x4x13x16xf32>
+}
+
+// 300 query rows in parallel units of 75 (a divisor of Lq near 64).
+// CHECK-LABEL: attn-run: @long_queries
+// CHECK: CHECK PASSED
+func.func @long_queries(%q: tensor<1x1x300x16xf32>, %k: tensor<1x1x40x16xf32>, %v: tensor<1x1x40x16xf32>) -> tensor<1x1x300x16xf32> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<1x1x300x16xf32>, tensor<1x1x40x16xf32>, tensor<1x1x40x16xf32>) -> tensor<1x1x300x16xf32>
+  return %o : tensor<1x1x300x16xf32>
+}
+
+// 257 query rows (no divisor near 64: one unit per head), causal.
+// CHECK-LABEL: attn-run: @prime_queries
+// CHECK: CHECK PASSED
+func.func @prime_queries(%q: tensor<1x1x257x16xf32>, %k: tensor<1x1x33x16xf32>, %v: tensor<1x1x33x16xf32>) -> tensor<1x1x257x16xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x1x257x16xf32>, tensor<1x1x33x16xf32>, tensor<1x1x33x16xf32>) -> tensor<1x1x257x16xf32>
+  return %o : tensor<1x1x257x16xf32>
+}

@@ -1,0 +1,100 @@
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile --canonicalize --cse --mlir-print-local-scope | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v3" --attn-tile --canonicalize --cse --mlir-print-local-scope | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="short-sequences=false" | FileCheck %s --check-prefix=TILES
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=8 block-k=8" | FileCheck %s --check-prefix=TILES
+
+// attn-tile's register-row lowering of short key sequences (a ViT head: 17
+// keys of 16 dims). AVX-512 (16 lanes): per (batch, head), K^T in registers
+// from a 16 x 16 block and a 1 x 16 row transposed; the rows four at a time
+// (the 17th after the loop), each row's scores as one 16-lane vector and a
+// 1-lane rest, max and sum as vector reductions, exp in registers, P V as
+// broadcasts of P's lanes times V rows, written into the head's output tile.
+
+// CHECK-LABEL: func @vit_head
+// CHECK: scf.forall (%[[B:.+]], %[[H:.+]]) in (2, 4) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x4x17x16xf32>)
+// CHECK: %[[KB:.+]] = vector.transfer_read %{{.+}}[%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
+// CHECK: vector.transpose %[[KB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+// CHECK: %[[KR:.+]] = vector.transfer_read %{{.+}}[%[[B]], %[[H]], %c16, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<1x16xf32>
+// CHECK: vector.transpose %[[KR]], [1, 0] : vector<1x16xf32> to vector<16x1xf32>
+// CHECK: %[[ROWS:.+]] = scf.for %{{.+}} = %c0 to %c16 step %c4 iter_args(%{{.+}} = %{{.+}}) -> (tensor<17x16xf32>)
+// CHECK-NOT: linalg.
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK: vector.fma {{.*}} : vector<1xf32>
+// CHECK: vector.reduction <maxnumf>, %{{.+}} : vector<16xf32> into f32
+// CHECK: arith.maxnumf
+// CHECK-NOT: math.exp
+// CHECK: vector.reduction <add>, %{{.+}} : vector<16xf32> into f32
+// CHECK: vector.transfer_write %{{.+}} {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
+// CHECK: scf.yield
+// The 17th row, after the loop.
+// CHECK: vector.transfer_write %{{.+}}, %{{.+}}[%c16, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[B]], %[[H]], 0, 0] [1, 1, 17, 16] [1, 1, 1, 1] : tensor<17x16xf32> into tensor<2x4x17x16xf32>
+
+// AVX2 (8 lanes, 16 registers): K^T from 8 x 8 blocks and the 17th key's
+// 1 x 8 rows, scores as two 8-lane vectors and a 1-lane rest, two rows at a
+// time.
+// AVX2-LABEL: func @vit_head
+// AVX2-COUNT-4: vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+// AVX2-COUNT-2: vector.transpose %{{.+}}, [1, 0] : vector<1x8xf32> to vector<8x1xf32>
+// AVX2: scf.for %{{.+}} = %c0 to %c16 step %c2 iter_args
+// AVX2: vector.fma {{.*}} : vector<8xf32>
+// AVX2: vector.fma {{.*}} : vector<1xf32>
+
+// Without the lowering, or with block sizes given: the tiled path.
+// TILES-LABEL: func @vit_head
+// TILES: linalg.transpose
+// TILES: scf.forall
+// TILES: scf.for
+// TILES: linalg.generic
+func.func @vit_head(%q: tensor<2x4x17x16xf32>, %k: tensor<2x4x17x16xf32>, %v: tensor<2x4x17x16xf32>) -> tensor<2x4x17x16xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<2x4x17x16xf32>, tensor<2x4x17x16xf32>, tensor<2x4x17x16xf32>) -> tensor<2x4x17x16xf32>
+  return %o : tensor<2x4x17x16xf32>
+}
+
+// -----
+
+// Causal with lse (Lq = 13 > Lk = 10: the first 3 rows see no key): key
+// lanes compared with the row's position (j <= ia as ia >= j, i32 lanes),
+// the 10 keys in one 16-lane vector whose lanes 10..15 are masked, lse =
+// m + log l written per row. (The unit batch dim folds away.)
+// CHECK-LABEL: func @causal_lse
+// CHECK: scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x2x13x8xf32>, tensor<1x2x13xf32>)
+// CHECK: arith.cmpi sge, %{{.+}}, %{{.+}} : vector<16xi32>
+// CHECK: math.log
+// CHECK: tensor.insert
+// TILES-LABEL: func @causal_lse
+// TILES: scf.for
+func.func @causal_lse(%q: tensor<1x2x13x8xf32>, %k: tensor<1x2x10x8xf32>, %v: tensor<1x2x10x8xf32>) -> (tensor<1x2x13x8xf32>, tensor<1x2x13xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
+      : (tensor<1x2x13x8xf32>, tensor<1x2x10x8xf32>, tensor<1x2x10x8xf32>) -> (tensor<1x2x13x8xf32>, tensor<1x2x13xf32>)
+  return %o, %l : tensor<1x2x13x8xf32>, tensor<1x2x13xf32>
+}
+
+// -----
+
+// What the register rows do not take: 65 keys (five AVX-512 vectors), a
+// local window, an additive bias: tiles.
+// CHECK-LABEL: func @too_many_keys
+// CHECK: linalg.transpose
+// CHECK: linalg.generic
+func.func @too_many_keys(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x65x16xf32>, %v: tensor<1x1x65x16xf32>) -> tensor<1x1x8x16xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x1x8x16xf32>, tensor<1x1x65x16xf32>, tensor<1x1x65x16xf32>) -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}
+
+// CHECK-LABEL: func @local_window
+// CHECK: linalg.transpose
+// CHECK: linalg.generic
+func.func @local_window(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 2 : i64, window_right = 2 : i64} : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}
+
+// CHECK-LABEL: func @with_bias
+// CHECK: linalg.transpose
+// CHECK: linalg.generic
+func.func @with_bias(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>, %bias: tensor<1x1x8x8xf32>) -> tensor<1x1x8x16xf32> {
+  %o = attn.sdpa %q, %k, %v bias(%bias) : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x8xf32>) -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}
