@@ -394,7 +394,8 @@ def AttnTile : Pass<"attn-tile"> {
     Short key sequences (`short-sequences`, on by default, and no block size
     given): f32 attention whose Lk keys and Ev-wide output row each fit in
     four vectors of the target's f32 lanes (Lk, Ev <= 64 on AVX-512, <= 32
-    on AVX2 and NEON), with plain scaled scores and a dense or causal mask
+    on AVX2, <= 16 on NEON), E <= 128, with plain scaled scores and a dense
+    or causal mask
     (no padding, bias, relative, graph terms or regions), takes the
     register-row lowering instead of tiles, the case of a ViT's heads
     (17 keys of 16 dims in the Fashion-MNIST model):

@@ -29,8 +29,10 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-/// The head dims whose Q K^T the row body unrolls.
-static constexpr int64_t kMaxHeadDim = 256;
+/// The head dims whose Q K^T the row body unrolls (K^T of a head is E x
+/// key-vectors vectors: at most 512, spilled to the stack beyond the
+/// registers).
+static constexpr int64_t kMaxHeadDim = 128;
 
 bool mlir::attn::takesRegisterRows(SdpaOp op) {
   if (!hasStaticTensorOperands(op))
@@ -191,8 +193,14 @@ private:
               b, loc,
               DenseElementsAttr::get(maskType, static_cast<int32_t>(lk))));
     if (op.getMask() == MaskKind::causal) {
+      // ia clamped into [-1, Lk] first: the same mask, and no i32 wrap of
+      // a row position past 2^31.
+      Value clamped = arith::MaxSIOp::create(
+          b, loc,
+          arith::MinSIOp::create(b, loc, ia, buildIndexConstant(b, loc, lk)),
+          buildIndexConstant(b, loc, -1));
       Value last = vector::BroadcastOp::create(
-          b, loc, maskType, arith::IndexCastOp::create(b, loc, i32, ia));
+          b, loc, maskType, arith::IndexCastOp::create(b, loc, i32, clamped));
       Value causal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
                                            keyIdx, last);
       allowed =

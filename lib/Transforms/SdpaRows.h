@@ -1,7 +1,7 @@
 //===- SdpaRows.h - attn.sdpa over short key sequences, a row at a time -*-===//
 //
-// The register-row lowering of attn.sdpa with few keys (a ViT's 17 or 197
-// patches per head are the cases it is for): per query row, the scores of all
+// The register-row lowering of attn.sdpa with few keys (a small ViT's 17
+// patches per head are the case it is for): per query row, the scores of all
 // keys, the softmax and the output row stay in vector registers. attn-tile
 // picks it when every key of a row fits in a few vectors of the target.
 //
@@ -22,8 +22,8 @@ inline constexpr int64_t kMaxRowVectors = 4;
 
 /// Whether `op` can take the register-row lowering on its function's CPU
 /// target: statically shaped f32, a dense or causal mask without padding,
-/// bias, relative or graph terms or regions (plain scaled scores), and
-/// Lk and Ev within kMaxRowVectors vectors of the target's f32 lanes.
+/// bias, relative or graph terms or regions (plain scaled scores), E <= 128,
+/// and Lk and Ev within kMaxRowVectors vectors of the target's f32 lanes.
 bool takesRegisterRows(SdpaOp op);
 
 /// Builds the register-row lowering of `op` (takesRegisterRows) and returns

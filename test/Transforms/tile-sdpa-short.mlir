@@ -74,7 +74,7 @@ func.func @causal_lse(%q: tensor<1x2x13x8xf32>, %k: tensor<1x2x10x8xf32>, %v: te
 // -----
 
 // What the register rows do not take: 65 keys (five AVX-512 vectors), a
-// local window, an additive bias: tiles.
+// local window, an additive bias, a head dim over 128: tiles.
 // CHECK-LABEL: func @too_many_keys
 // CHECK: linalg.transpose
 // CHECK: linalg.generic
@@ -96,5 +96,13 @@ func.func @local_window(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: 
 // CHECK: linalg.generic
 func.func @with_bias(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>, %bias: tensor<1x1x8x8xf32>) -> tensor<1x1x8x16xf32> {
   %o = attn.sdpa %q, %k, %v bias(%bias) : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x8xf32>) -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}
+
+// CHECK-LABEL: func @head_dim_256
+// CHECK: linalg.transpose
+// CHECK: linalg.generic
+func.func @head_dim_256(%q: tensor<1x1x8x256xf32>, %k: tensor<1x1x8x256xf32>, %v: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x1x8x256xf32>, tensor<1x1x8x256xf32>, tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32>
   return %o : tensor<1x1x8x16xf32>
 }
