@@ -70,16 +70,27 @@ struct DecomposeMha : OpRewritePattern<MhaOp> {
                          buildTranspose(rewriter, loc, w, {1, 0}), bias);
     };
     // Columns [offset, offset + nh*hd) of a projection y (B x L x n) as
-    // B x nh x L x hd; dims (b, h, l, c) read y[b, l, offset + h*hd + c].
+    // B x nh x L x hd: the columns sliced and expanded to B x L x nh x hd,
+    // then (b, h, l, c) reads (b, l, h, c). A permutation that keeps hd
+    // innermost is copied in vector rows; the flattened column index
+    // h*hd + c would be read one element at a time.
     auto splitHeads = [&](Value y, int64_t offset, int64_t nh, int64_t len) {
+      Type elem = cast<RankedTensorType>(y.getType()).getElementType();
+      Value cols = tensor::ExtractSliceOp::create(
+          rewriter, loc, RankedTensorType::get({b, len, nh * hd}, elem), y,
+          ValueRange{}, ValueRange{}, ValueRange{},
+          rewriter.getDenseI64ArrayAttr({0, 0, offset}),
+          rewriter.getDenseI64ArrayAttr({b, len, nh * hd}),
+          rewriter.getDenseI64ArrayAttr({1, 1, 1}));
+      Value heads4 = buildExpand(rewriter, loc, cols, {b, len, nh, hd},
+                                 {{0}, {1}, {2, 3}});
       AffineExpr bd, h, l, c;
       bindDims(ctx, bd, h, l, c);
-      AffineMap read = AffineMap::get(4, 0, {bd, l, h * hd + c + offset}, ctx);
-      Value init = tensor::EmptyOp::create(
-          rewriter, loc, {b, nh, len, hd},
-          cast<RankedTensorType>(y.getType()).getElementType());
+      AffineMap read = AffineMap::get(4, 0, {bd, l, h, c}, ctx);
+      Value init = tensor::EmptyOp::create(rewriter, loc, {b, nh, len, hd},
+                                           elem);
       return buildElementwise(
-          rewriter, loc, init, {y}, {read},
+          rewriter, loc, init, {heads4}, {read},
           [](OpBuilder &, Location, ValueRange args) { return args[0]; });
     };
     Value qh, kh, vh;

@@ -3,7 +3,8 @@
 
 // Self-attention projects Q, K and V with one 2-d contraction over all B*L
 // rows against the transposed packed weight (its bias as the initial
-// value); heads are split by reading column blocks into B x heads x L x hd;
+// value); heads are split as column blocks (sliced, expanded to B x L x
+// heads x hd, then permuted to B x heads x L x hd, hd innermost);
 // the mask options reach the attn.sdpa; heads are merged and the
 // out-projection is one more 2-d contraction.
 
@@ -14,9 +15,15 @@
 // CHECK: %[[BI:.+]] = linalg.generic {{.*}} ins(%[[B]] : tensor<32xf32>) outs(%{{.+}} : tensor<10x32xf32>)
 // CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XR]], %[[WT]] : tensor<10x16xf32>, tensor<16x32xf32>) outs(%[[BI]] : tensor<10x32xf32>)
 // CHECK: %[[P3:.+]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [2, 5, 32]
-// CHECK: %[[Q:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1 * 4 + d3)>, {{.*}} ins(%[[P3]] : tensor<2x5x32xf32>) outs(%{{.+}} : tensor<2x4x5x4xf32>)
-// CHECK: %[[K:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1 * 4 + d3 + 16)>, {{.*}} ins(%[[P3]] : tensor<2x5x32xf32>) outs(%{{.+}} : tensor<2x2x5x4xf32>)
-// CHECK: %[[V:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1 * 4 + d3 + 24)>, {{.*}} ins(%[[P3]] : tensor<2x5x32xf32>) outs(%{{.+}} : tensor<2x2x5x4xf32>)
+// CHECK: %[[QC:.+]] = tensor.extract_slice %[[P3]][0, 0, 0] [2, 5, 16] [1, 1, 1] : tensor<2x5x32xf32> to tensor<2x5x16xf32>
+// CHECK: %[[Q4:.+]] = tensor.expand_shape %[[QC]] {{\[}}[0], [1], [2, 3]] output_shape [2, 5, 4, 4]
+// CHECK: %[[Q:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, {{.*}} ins(%[[Q4]] : tensor<2x5x4x4xf32>) outs(%{{.+}} : tensor<2x4x5x4xf32>)
+// CHECK: %[[KC:.+]] = tensor.extract_slice %[[P3]][0, 0, 16] [2, 5, 8] [1, 1, 1]
+// CHECK: %[[K4:.+]] = tensor.expand_shape %[[KC]] {{\[}}[0], [1], [2, 3]] output_shape [2, 5, 2, 4]
+// CHECK: %[[K:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, {{.*}} ins(%[[K4]] : tensor<2x5x2x4xf32>) outs(%{{.+}} : tensor<2x2x5x4xf32>)
+// CHECK: %[[VC:.+]] = tensor.extract_slice %[[P3]][0, 0, 24] [2, 5, 8] [1, 1, 1]
+// CHECK: %[[V4:.+]] = tensor.expand_shape %[[VC]] {{\[}}[0], [1], [2, 3]] output_shape [2, 5, 2, 4]
+// CHECK: %[[V:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, {{.*}} ins(%[[V4]] : tensor<2x5x2x4xf32>) outs(%{{.+}} : tensor<2x2x5x4xf32>)
 // CHECK: %[[O:.+]] = attn.sdpa %[[Q]], %[[K]], %[[V]] kv_lengths(%[[LEN]]) {mask = #attn.mask<causal>, scale = 5.000000e-01 : f64} : (tensor<2x4x5x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x4xf32>, tensor<2xi32>) -> tensor<2x4x5x4xf32>
 // CHECK: %[[M:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, {{.*}} ins(%[[O]] : tensor<2x4x5x4xf32>) outs(%{{.+}} : tensor<2x5x4x4xf32>)
 // CHECK: %[[WOT:.+]] = linalg.generic {{.*}} ins(%[[WO]] : tensor<16x16xf32>)
