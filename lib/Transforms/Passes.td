@@ -394,9 +394,9 @@ def AttnTile : Pass<"attn-tile"> {
     Short key sequences (`short-sequences`, on by default, and no block size
     given): f32 attention whose Lk keys and Ev-wide output row each fit in
     four vectors of the target's f32 lanes (Lk, Ev <= 64 on AVX-512, <= 32
-    on AVX2, <= 16 on NEON), E <= 128, with plain scaled scores and a dense
-    or causal mask
-    (no padding, bias, relative, graph terms or regions), takes the
+    on AVX2, <= 16 on NEON), E <= 128, with plain scaled scores (no bias,
+    relative or graph terms, no regions), a dense, causal, local or
+    causal_local mask and any padding (`kv_lengths`), takes the
     register-row lowering instead of tiles, the case of a ViT's heads
     (17 keys of 16 dims in the Fashion-MNIST model):
 
@@ -405,7 +405,7 @@ def AttnTile : Pass<"attn-tile"> {
       K^T = transpose(K[b, h / group]) in registers
       for each query row i (several side by side) {
         S = sum_e broadcast(Q[b, h, i, e]) * K^T[e, :]      // a few vectors
-        S = select(allowed, scale * S, -inf)
+        S = select(allowed, scale * S, -inf)  // the row's key interval
         m = max(S);  P = exp(S - m);  l = sum(P)
         O[b, h, i] = sum_j broadcast(P[j]) * V[b, h / group, j, :] / l
       }

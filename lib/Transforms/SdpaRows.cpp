@@ -12,6 +12,8 @@
 
 #include "lib/Transforms/SdpaRows.h"
 
+#include "dialect/MaskKinds.h"
+
 #include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/SdpaScore.h"
@@ -40,10 +42,13 @@ bool mlir::attn::takesRegisterRows(SdpaOp op) {
   for (Value v : {op.getQuery(), op.getKey(), op.getValue()})
     if (!getElementType(v).isF32())
       return false;
-  if (op.getMask() != MaskKind::dense && op.getMask() != MaskKind::causal)
+  // The kinds whose allowed keys of one row are an interval (dilated
+  // windows are not; graph masks are data).
+  MaskKind kind = op.getMask();
+  if (kind != MaskKind::dense && kind != MaskKind::causal &&
+      kind != MaskKind::local && kind != MaskKind::causal_local)
     return false;
-  if (op.getAlign() == Align::per_sequence || op.getKvLengths() ||
-      op.getRowPtr() || !op.getMaskMod().empty())
+  if (op.getRowPtr() || !op.getMaskMod().empty())
     return false;
   if (!SdpaScoreEmitter(op).isPlainScore())
     return false;
@@ -173,39 +178,48 @@ private:
     }
   }
 
+  /// `x` (index) clamped into [-1, Lk], as i32: the same lane comparisons
+  /// against keys in [0, Lk), and no i32 wrap of positions past 2^31.
+  Value keyBound(OpBuilder &b, Location loc, Value x) {
+    Value clamped = arith::MaxSIOp::create(
+        b, loc, arith::MinSIOp::create(b, loc, x, index(b, loc, lk)),
+        index(b, loc, -1));
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), clamped);
+  }
+
   /// Where the lanes of the key chunk at `k0` (`width` keys) are allowed
-  /// for the query at absolute position `ia` (causal: j <= ia) and exist
-  /// (j < Lk); null when all are.
+  /// for the query at absolute position `ia` and exist (j < Lk): the mask
+  /// kind's key span of the row (exact for one row of the interval kinds:
+  /// causal j <= ia, local and causal_local windows) and the batch's
+  /// kv_length (`kvLength`, i32, when the op has padding); null when all
+  /// are.
   Value allowedLanes(OpBuilder &b, Location loc, int64_t k0, int64_t width,
-                     Value ia) {
-    Type i32 = b.getI32Type();
-    auto maskType = VectorType::get({width}, i32);
+                     const KeySpan &span) {
+    auto maskType = VectorType::get({width}, b.getI32Type());
     SmallVector<int32_t> keys;
     for (int64_t l = 0; l < width; ++l)
       keys.push_back(static_cast<int32_t>(k0 + l));
     Value keyIdx = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(maskType, ArrayRef<int32_t>(keys)));
     Value allowed;
+    auto require = [&](arith::CmpIPredicate pred, Value bound) {
+      Value c = arith::CmpIOp::create(
+          b, loc, pred, keyIdx,
+          vector::BroadcastOp::create(b, loc, maskType, bound));
+      allowed = allowed ? arith::AndIOp::create(b, loc, allowed, c) : c;
+    };
     if (k0 + width > lk)
       allowed = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::slt, keyIdx,
           arith::ConstantOp::create(
               b, loc,
               DenseElementsAttr::get(maskType, static_cast<int32_t>(lk))));
-    if (op.getMask() == MaskKind::causal) {
-      // ia clamped into [-1, Lk] first: the same mask, and no i32 wrap of
-      // a row position past 2^31.
-      Value clamped = arith::MaxSIOp::create(
-          b, loc,
-          arith::MinSIOp::create(b, loc, ia, buildIndexConstant(b, loc, lk)),
-          buildIndexConstant(b, loc, -1));
-      Value last = vector::BroadcastOp::create(
-          b, loc, maskType, arith::IndexCastOp::create(b, loc, i32, clamped));
-      Value causal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                           keyIdx, last);
-      allowed =
-          allowed ? arith::AndIOp::create(b, loc, allowed, causal) : causal;
-    }
+    if (span.first)
+      require(arith::CmpIPredicate::sge, span.first);
+    if (span.last)
+      require(arith::CmpIPredicate::sle, span.last);
+    if (kvLength)
+      require(arith::CmpIPredicate::slt, kvLength);
     return allowed;
   }
 
@@ -242,11 +256,15 @@ private:
     SmallVector<SmallVector<Value>> probs(n);
     for (int64_t r = 0; r < n; ++r) {
       Value ia = emitter.queryPosition(b, loc, bIdx, rows[r]);
+      KeySpan keys = buildMaskKeySpan(b, loc, emitter.maskParams(), ia, ia);
+      KeySpan span{keys.first ? keyBound(b, loc, keys.first) : Value(),
+                   keys.last ? keyBound(b, loc, keys.last) : Value()};
       for (auto [c, chunk] : llvm::enumerate(keyChunks)) {
         Value &s = scores[r][c];
         s = arith::MulFOp::create(
             b, loc, s, splat(b, loc, chunkTypes[c], op.getEffectiveScale()));
-        if (Value allowed = allowedLanes(b, loc, chunk.first, chunk.second, ia))
+        if (Value allowed =
+                allowedLanes(b, loc, chunk.first, chunk.second, span))
           s = arith::SelectOp::create(
               b, loc, allowed, s,
               splat(b, loc, chunkTypes[c],
@@ -365,6 +383,12 @@ private:
     hIdx = ivs[1];
     Value q0 = arith::MulIOp::create(b, loc, ivs[2], index(b, loc, unitRows));
     kvHead = arith::DivUIOp::create(b, loc, hIdx, index(b, loc, group));
+    if (Value lengths = op.getKvLengths())
+      kvLength = keyBound(
+          b, loc,
+          arith::IndexCastOp::create(
+              b, loc, b.getIndexType(),
+              tensor::ExtractOp::create(b, loc, lengths, ValueRange{bIdx})));
     buildKeyRows(b, loc);
     Value outTile = tensor::EmptyOp::create(b, loc, {unitRows, ev}, f);
     Value lseTile;
@@ -437,7 +461,7 @@ private:
   /// element, width) of each vector of an output row.
   SmallVector<std::pair<int64_t, int64_t>> keyChunks, valueChunks;
   // Per parallel unit: its indices and K^T (keyRows[head dim][key chunk]).
-  Value bIdx, hIdx, kvHead;
+  Value bIdx, hIdx, kvHead, kvLength;
   SmallVector<SmallVector<Value>> keyRows;
 };
 

@@ -21,9 +21,11 @@ namespace mlir::attn {
 inline constexpr int64_t kMaxRowVectors = 4;
 
 /// Whether `op` can take the register-row lowering on its function's CPU
-/// target: statically shaped f32, a dense or causal mask without padding,
-/// bias, relative or graph terms or regions (plain scaled scores), E <= 128,
-/// and Lk and Ev within kMaxRowVectors vectors of the target's f32 lanes.
+/// target: statically shaped f32; a dense, causal, local or causal_local
+/// mask (one row's allowed keys are an interval), with or without padding;
+/// no bias, relative or graph terms or regions (plain scaled scores);
+/// E <= 128; and Lk and Ev within kMaxRowVectors vectors of the target's
+/// f32 lanes.
 bool takesRegisterRows(SdpaOp op);
 
 /// Builds the register-row lowering of `op` (takesRegisterRows) and returns

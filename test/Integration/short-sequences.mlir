@@ -4,12 +4,14 @@
 // RUN: attn-run %s --all --check --pipeline "attn-cpu-pipeline{short-sequences=false}" | FileCheck %s
 
 // attn-tile's register-row lowering (short key sequences: Lk and Ev within
-// four vectors of the target, plain scores, dense or causal) against the C++
+// four vectors of the target, plain scores, dense, causal or window masks,
+// padding) against the C++
 // reference, on the host's target, with OpenMP threads and on AVX2 (8 lanes:
 // other chunkings of the same shapes); the last run tiles the same functions
 // for comparison. Shapes cover whole and partial key vectors, head dims
 // below and above the lanes, output rows in several vectors, empty causal
-// rows, grouped heads, a scale and long query sequences.
+// rows, grouped heads, a scale, long query sequences, padding (with
+// per-sequence alignment) and sliding windows.
 // A ViT head: 17 keys (one whole vector and a 1-key rest on AVX-512, two and a 1-key rest on AVX2), with lse.
 // CHECK-LABEL: attn-run: @vit_17_keys
 // CHECK: CHECK PASSED
@@ -80,4 +82,41 @@ func.func @prime_queries(%q: tensor<1x1x257x16xf32>, %k: tensor<1x1x33x16xf32>, 
   %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
       : (tensor<1x1x257x16xf32>, tensor<1x1x33x16xf32>, tensor<1x1x33x16xf32>) -> tensor<1x1x257x16xf32>
   return %o : tensor<1x1x257x16xf32>
+}
+
+// Padding: kv_lengths per batch (seeded, the last batch fully padded: its
+// rows give 0 and lse -inf), with causal rows aligned per sequence.
+// CHECK-LABEL: attn-run: @padding_per_sequence
+// CHECK: CHECK PASSED
+func.func @padding_per_sequence(%q: tensor<3x2x9x16xf32>, %k: tensor<3x2x19x16xf32>, %v: tensor<3x2x19x16xf32>, %len: tensor<3xi32>) -> (tensor<3x2x9x16xf32>, tensor<3x2x9xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v kv_lengths(%len) {mask = #attn.mask<causal>, align = #attn.align<per_sequence>}
+      : (tensor<3x2x9x16xf32>, tensor<3x2x19x16xf32>, tensor<3x2x19x16xf32>, tensor<3xi32>) -> (tensor<3x2x9x16xf32>, tensor<3x2x9xf32>)
+  return %o, %l : tensor<3x2x9x16xf32>, tensor<3x2x9xf32>
+}
+
+// Padding on a dense mask.
+// CHECK-LABEL: attn-run: @padding_dense
+// CHECK: CHECK PASSED
+func.func @padding_dense(%q: tensor<2x4x17x16xf32>, %k: tensor<2x4x17x16xf32>, %v: tensor<2x4x17x16xf32>, %len: tensor<2xi32>) -> tensor<2x4x17x16xf32> {
+  %o = attn.sdpa %q, %k, %v kv_lengths(%len)
+      : (tensor<2x4x17x16xf32>, tensor<2x4x17x16xf32>, tensor<2x4x17x16xf32>, tensor<2xi32>) -> tensor<2x4x17x16xf32>
+  return %o : tensor<2x4x17x16xf32>
+}
+
+// A sliding window (keys ia - 3 .. ia + 5) and a causal one with a right
+// bound (ia - 6 .. ia), rows whose windows leave the sequence.
+// CHECK-LABEL: attn-run: @local_window
+// CHECK: CHECK PASSED
+func.func @local_window(%q: tensor<1x2x25x16xf32>, %k: tensor<1x2x25x16xf32>, %v: tensor<1x2x25x16xf32>) -> (tensor<1x2x25x16xf32>, tensor<1x2x25xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 3 : i64, window_right = 5 : i64}
+      : (tensor<1x2x25x16xf32>, tensor<1x2x25x16xf32>, tensor<1x2x25x16xf32>) -> (tensor<1x2x25x16xf32>, tensor<1x2x25xf32>)
+  return %o, %l : tensor<1x2x25x16xf32>, tensor<1x2x25xf32>
+}
+
+// CHECK-LABEL: attn-run: @causal_local_window
+// CHECK: CHECK PASSED
+func.func @causal_local_window(%q: tensor<2x2x11x8xf32>, %k: tensor<2x2x30x8xf32>, %v: tensor<2x2x30x8xf32>, %len: tensor<2xi32>) -> tensor<2x2x11x8xf32> {
+  %o = attn.sdpa %q, %k, %v kv_lengths(%len) {mask = #attn.mask<causal_local>, window_left = 6 : i64, window_right = 0 : i64}
+      : (tensor<2x2x11x8xf32>, tensor<2x2x30x8xf32>, tensor<2x2x30x8xf32>, tensor<2xi32>) -> tensor<2x2x11x8xf32>
+  return %o : tensor<2x2x11x8xf32>
 }

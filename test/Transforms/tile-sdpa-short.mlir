@@ -73,8 +73,26 @@ func.func @causal_lse(%q: tensor<1x2x13x8xf32>, %k: tensor<1x2x10x8xf32>, %v: te
 
 // -----
 
+// A sliding window with padding: per row, the window's first and last key
+// (ia - 2, ia + 3, clamped into [-1, Lk] and cast to i32) and the batch's
+// kv_length, read once per (batch, head), compared with the key lanes.
+// CHECK-LABEL: func @window_padding
+// CHECK: scf.forall (%[[B:.+]], %{{.+}}) in (2, 2)
+// CHECK: %[[LEN:.+]] = tensor.extract %{{.+}}[%[[B]]] : tensor<2xi32>
+// CHECK: scf.for
+// CHECK: arith.cmpi sle, %{{.+}}, %{{.+}} : vector<16xi32>
+// CHECK: arith.cmpi sge, %{{.+}}, %{{.+}} : vector<16xi32>
+// CHECK: arith.cmpi sgt, %{{.+}}, %{{.+}} : vector<16xi32>
+func.func @window_padding(%q: tensor<2x2x13x16xf32>, %k: tensor<2x2x13x16xf32>, %v: tensor<2x2x13x16xf32>, %len: tensor<2xi32>) -> tensor<2x2x13x16xf32> {
+  %o = attn.sdpa %q, %k, %v kv_lengths(%len) {mask = #attn.mask<local>, window_left = 2 : i64, window_right = 3 : i64} : (tensor<2x2x13x16xf32>, tensor<2x2x13x16xf32>, tensor<2x2x13x16xf32>, tensor<2xi32>) -> tensor<2x2x13x16xf32>
+  return %o : tensor<2x2x13x16xf32>
+}
+
+// -----
+
 // What the register rows do not take: 65 keys (five AVX-512 vectors), a
-// local window, an additive bias, a head dim over 128: tiles.
+// dilated window (not an interval of keys), an additive bias, a head dim
+// over 128: tiles.
 // CHECK-LABEL: func @too_many_keys
 // CHECK: linalg.transpose
 // CHECK: linalg.generic
@@ -83,11 +101,11 @@ func.func @too_many_keys(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x65x16xf32>, %v
   return %o : tensor<1x1x8x16xf32>
 }
 
-// CHECK-LABEL: func @local_window
+// CHECK-LABEL: func @dilated_window
 // CHECK: linalg.transpose
 // CHECK: linalg.generic
-func.func @local_window(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
-  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<local>, window_left = 2 : i64, window_right = 2 : i64} : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32>
+func.func @dilated_window(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
+  %o = attn.sdpa %q, %k, %v {mask = #attn.mask<dilated>, window_left = 4 : i64, window_right = 4 : i64, dilation = 2 : i64} : (tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32>
   return %o : tensor<1x1x8x16xf32>
 }
 
