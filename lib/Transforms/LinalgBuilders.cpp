@@ -136,12 +136,12 @@ Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x) {
               : arith::ConstantIntOp::create(b, loc, i32, 23).getResult();
   Value bits = arith::ShLIOp::create(
       b, loc, arith::BitcastOp::create(b, loc, bitsType, shifted), shift);
-  Value e = arith::MulFOp::create(
-      b, loc, p, arith::BitcastOp::create(b, loc, type, bits));
+  Value e = arith::MulFOp::create(b, loc, p,
+                                  arith::BitcastOp::create(b, loc, type, bits));
   // Below 2^-126 (and at x = -inf) the result is 0; a NaN stays NaN (the
   // compare is false, and every step above propagates it).
-  Value tiny = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, t,
-                                     c(-126.0));
+  Value tiny =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, t, c(-126.0));
   return arith::SelectOp::create(b, loc, tiny, c(0.0), e);
 }
 
@@ -155,7 +155,8 @@ scf::ForallOp mlir::attn::buildAttentionForall(
     OpBuilder &b, Location loc, int64_t batch, int64_t heads, int64_t units,
     int64_t rows, int64_t ev, Type f,
     llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body) {
-  requireLoaded<scf::SCFDialect, tensor::TensorDialect, arith::ArithDialect, linalg::LinalgDialect>(b, "buildAttentionForall");
+  requireLoaded<scf::SCFDialect, tensor::TensorDialect, arith::ArithDialect,
+                linalg::LinalgDialect>(b, "buildAttentionForall");
   Value outInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows, ev}, f);
   Value lseInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows}, f);
   auto forall = scf::ForallOp::create(
@@ -169,8 +170,30 @@ scf::ForallOp mlir::attn::buildAttentionForall(
   return forall;
 }
 
+void mlir::attn::buildInsertAttentionRows(OpBuilder &b, Location loc,
+                                          scf::ForallOp forall, Value batch,
+                                          Value head, Value row0, int64_t rows,
+                                          int64_t ev, Value output, Value lse) {
+  requireLoaded<tensor::TensorDialect>(b, "buildInsertAttentionRows");
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(forall.getTerminator().getBody());
+  ValueRange outs = forall.getRegionIterArgs();
+  SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, output, outs[0],
+      ArrayRef<OpFoldResult>{batch, head, row0, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{unit[0], unit[1], b.getIndexAttr(rows),
+                             b.getIndexAttr(ev)},
+      unit);
+  if (lse)
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, lse, outs[1], ArrayRef<OpFoldResult>{batch, head, row0},
+        ArrayRef<OpFoldResult>{unit[0], unit[1], b.getIndexAttr(rows)},
+        ArrayRef<OpFoldResult>(unit).drop_back());
+}
+
 Value mlir::attn::buildEmpty(OpBuilder &b, Location loc,
-                            ArrayRef<int64_t> shape, Type elemType) {
+                             ArrayRef<int64_t> shape, Type elemType) {
   requireLoaded<tensor::TensorDialect>(b, "buildEmpty");
   return tensor::EmptyOp::create(b, loc, shape, elemType);
 }
@@ -204,9 +227,9 @@ Value mlir::attn::buildContractionInto(OpBuilder &b, Location loc, Value lhs,
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         Type acc = args[2].getType();
         auto widen = [&](Value x) -> Value {
-          return x.getType() == acc ? x
-                                    : arith::ExtFOp::create(nb, nloc, acc, x)
-                                          .getResult();
+          return x.getType() == acc
+                     ? x
+                     : arith::ExtFOp::create(nb, nloc, acc, x).getResult();
         };
         Value prod =
             arith::MulFOp::create(nb, nloc, widen(args[0]), widen(args[1]));
@@ -220,7 +243,8 @@ Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
                                    AffineMap lhsMap, Value rhs,
                                    AffineMap rhsMap, ArrayRef<int64_t> outShape,
                                    AffineMap outMap, Type accType) {
-  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect>(b, "buildContraction");
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
+                arith::ArithDialect>(b, "buildContraction");
   Type elemType = accType ? accType : getElementType(lhs);
   Value zero = buildFloatConstant(b, loc, elemType, 0.0);
   Value init = buildFilled(b, loc, outShape, elemType, zero);
@@ -229,7 +253,8 @@ Value mlir::attn::buildContraction(OpBuilder &b, Location loc, Value lhs,
 
 Value mlir::attn::buildTranspose(OpBuilder &b, Location loc, Value x,
                                  ArrayRef<unsigned> perm) {
-  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect>(b, "buildTranspose");
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect>(b,
+                                                              "buildTranspose");
   ArrayRef<int64_t> shape = getShape(x);
   SmallVector<int64_t> outShape;
   SmallVector<unsigned> inputDims(perm.size());
@@ -246,7 +271,8 @@ Value mlir::attn::buildTranspose(OpBuilder &b, Location loc, Value x,
 
 Value mlir::attn::buildMatmul(OpBuilder &b, Location loc, Value x, Value rhs,
                               Value bias) {
-  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect>(b, "buildMatmul");
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
+                arith::ArithDialect>(b, "buildMatmul");
   MLIRContext *ctx = b.getContext();
   SmallVector<int64_t> shape(getShape(x));
   Type elem = cast<RankedTensorType>(x.getType()).getElementType();
@@ -310,7 +336,8 @@ buildMap(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange inputs,
 
 Value mlir::attn::buildBroadcastAdd(OpBuilder &b, Location loc, Value value,
                                     Value bias, AffineMap biasMap) {
-  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect>(b, "buildBroadcastAdd");
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
+                arith::ArithDialect>(b, "buildBroadcastAdd");
   ArrayRef<int64_t> shape = getShape(value);
   AffineMap id =
       AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext());
@@ -372,7 +399,9 @@ static Value buildLastDimReduction(OpBuilder &b, Location loc, Value input,
 MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
                                              Value scores, Value weights,
                                              AffineMap weightsMap) {
-  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect, math::MathDialect>(b, "buildMaskedSoftmax");
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
+                arith::ArithDialect, math::MathDialect>(b,
+                                                        "buildMaskedSoftmax");
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> shape = getShape(scores);
   unsigned rank = shape.size();
@@ -440,7 +469,8 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
                                                       Location loc,
                                                       int64_t rows, int64_t ev,
                                                       Type f) {
-  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect>(b, "buildOnlineSoftmaxInit");
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
+                arith::ArithDialect>(b, "buildOnlineSoftmaxInit");
   Value negInf =
       buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
   Value zero = buildFloatConstant(b, loc, f, 0.0);
@@ -452,7 +482,9 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
 OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
     OpBuilder &b, Location loc, Value scores, Value values,
     const OnlineSoftmaxState &state, AffineMap valuesMap) {
-  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect, math::MathDialect>(b, "buildOnlineSoftmaxStep");
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
+                arith::ArithDialect, math::MathDialect>(
+      b, "buildOnlineSoftmaxStep");
   // Every update writes into the state tensor it replaces (outs = the state),
   // so a loop carrying the state bufferizes in place.
   MLIRContext *ctx = b.getContext();
@@ -488,8 +520,8 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
         Value newMax = arith::MaxNumFOp::create(nb, nloc, args[1], args[0]);
         Value e = math::ExpOp::create(
             nb, nloc, arith::SubFOp::create(nb, nloc, args[1], newMax));
-        Value empty = arith::CmpFOp::create(
-            nb, nloc, arith::CmpFPredicate::OEQ, newMax, negInf);
+        Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                            newMax, negInf);
         Value alpha = arith::SelectOp::create(nb, nloc, empty, zero, e);
         Value offset = arith::SelectOp::create(nb, nloc, empty, zero, newMax);
         linalg::YieldOp::create(nb, nloc, ValueRange{newMax, alpha, offset});
@@ -517,8 +549,7 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
       {id2, row2}, [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value p = buildExpOfNonPositive(
             nb, nloc, arith::SubFOp::create(nb, nloc, args[0], args[1]));
-        return bf16Pairs ? arith::TruncFOp::create(nb, nloc, probType, p)
-                         : p;
+        return bf16Pairs ? arith::TruncFOp::create(nb, nloc, probType, p) : p;
       });
   // l' = a l + rowsum(P).
   Value newSum =
@@ -532,7 +563,8 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
             if (bf16Pairs)
               p = arith::ExtFOp::create(nb, nloc, f, p);
             linalg::YieldOp::create(
-                nb, nloc, arith::AddFOp::create(nb, nloc, p, args[1]).getResult());
+                nb, nloc,
+                arith::AddFOp::create(nb, nloc, p, args[1]).getResult());
           })
           .getResult(0);
   if (bf16Pairs) {
@@ -540,10 +572,10 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
     // (i, t, p), values (t, d, p).
     Value pairs =
         buildExpand(b, loc, probs, {tile[0], tile[1] / 2, 2}, {{0}, {1, 2}});
-    Value newAcc = buildContractionInto(
-        b, loc, pairs, dimsMap(ctx, 4, {0, 2, 3}), values,
-        dimsMap(ctx, 4, {2, 1, 3}), rescale(state.acc, row2),
-        dimsMap(ctx, 4, {0, 1}));
+    Value newAcc =
+        buildContractionInto(b, loc, pairs, dimsMap(ctx, 4, {0, 2, 3}), values,
+                             dimsMap(ctx, 4, {2, 1, 3}),
+                             rescale(state.acc, row2), dimsMap(ctx, 4, {0, 1}));
     return {newMax, newSum, newAcc};
   }
   // acc' = a acc + P V; dims (i, d, j).
@@ -557,7 +589,9 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
 AttentionRows
 mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
                                      const OnlineSoftmaxState &state) {
-  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect, math::MathDialect>(b, "buildOnlineSoftmaxFinish");
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
+                arith::ArithDialect, math::MathDialect>(
+      b, "buildOnlineSoftmaxFinish");
   MLIRContext *ctx = b.getContext();
   Type f = getElementType(state.acc);
   Value zero = buildFloatConstant(b, loc, f, 0.0);
@@ -589,7 +623,8 @@ Value mlir::attn::buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr,
                                     Value colIdx, int64_t rows, int64_t cols,
                                     Type elemType, bool skipDiagonal,
                                     int64_t rowBlock, int64_t colBlock) {
-  requireLoaded<scf::SCFDialect, tensor::TensorDialect, arith::ArithDialect, linalg::LinalgDialect>(b, "buildDenseFromCsr");
+  requireLoaded<scf::SCFDialect, tensor::TensorDialect, arith::ArithDialect,
+                linalg::LinalgDialect>(b, "buildDenseFromCsr");
   bool boolean = isa<IntegerType>(elemType);
   Value init =
       boolean ? arith::ConstantOp::create(b, loc, b.getIntegerAttr(elemType, 0))

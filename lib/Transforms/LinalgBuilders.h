@@ -174,6 +174,17 @@ buildAttentionForall(OpBuilder &b, Location loc, int64_t batch, int64_t heads,
                      int64_t units, int64_t rows, int64_t ev, Type f,
                      llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body);
 
+/// Inserts, from the terminator of an attention forall (buildAttentionForall
+/// or one with the same shared outputs: the output, then the lse if any),
+/// `rows` query rows starting at `row0` of (`batch`, `head`): `output`
+/// (`rows x ev`, or with unit leading dims) into the first shared output
+/// and, when not null, `lse` (`rows`, or with unit leading dims) into the
+/// second.
+void buildInsertAttentionRows(OpBuilder &b, Location loc,
+                              scf::ForallOp forall, Value batch, Value head,
+                              Value row0, int64_t rows, int64_t ev,
+                              Value output, Value lse);
+
 /// An `index` constant.
 Value buildIndexConstant(OpBuilder &b, Location loc, int64_t value);
 

@@ -436,7 +436,6 @@ private:
         arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)),
         negInf);
 
-    ValueRange outs = forall.getRegionIterArgs();
     Value outRow =
         vector::TransferWriteOp::create(
             b, loc, out, tensor::EmptyOp::create(b, loc, {1, 1, 1, ev}, f),
@@ -445,18 +444,8 @@ private:
             .getResult();
     Value lseRow = tensor::FromElementsOp::create(
         b, loc, RankedTensorType::get({1, 1, 1}, f), ValueRange{lse});
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    SmallVector<OpFoldResult> one(4, b.getIndexAttr(1));
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, outRow, outs[0],
-        ArrayRef<OpFoldResult>{bIdx, hIdx, row, b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                               b.getIndexAttr(1), b.getIndexAttr(ev)},
-        one);
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, lseRow, outs[1], ArrayRef<OpFoldResult>{bIdx, hIdx, row},
-        ArrayRef<OpFoldResult>(one).drop_back(),
-        ArrayRef<OpFoldResult>(one).drop_back());
+    buildInsertAttentionRows(b, loc, forall, bIdx, hIdx, row, 1, ev, outRow,
+                             lseRow);
   }
 
   SdpaOp op;

@@ -432,21 +432,8 @@ private:
       writeRows(b, loc, local, buildRows(b, loc, global), outTile, lseTile);
     }
 
-    ValueRange outs = forall.getRegionIterArgs();
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    SmallVector<OpFoldResult> one(4, b.getIndexAttr(1));
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, outTile, outs[0],
-        ArrayRef<OpFoldResult>{bIdx, hIdx, q0, b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                               b.getIndexAttr(unitRows), b.getIndexAttr(ev)},
-        one);
-    if (withLse)
-      tensor::ParallelInsertSliceOp::create(
-          b, loc, lseTile, outs[1], ArrayRef<OpFoldResult>{bIdx, hIdx, q0},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                                 b.getIndexAttr(unitRows)},
-          ArrayRef<OpFoldResult>(one).drop_back());
+    buildInsertAttentionRows(b, loc, forall, bIdx, hIdx, q0, unitRows, ev,
+                             outTile, lseTile);
   }
 
   SdpaOp op;

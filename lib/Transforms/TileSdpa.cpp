@@ -12,8 +12,8 @@
 #include "lib/Target/CpuTarget.h"
 #include "lib/Transforms/LinalgBuilders.h"
 #include "lib/Transforms/MaskModTiles.h"
-#include "lib/Transforms/Passes.h"
 #include "lib/Transforms/OptionBounds.h"
+#include "lib/Transforms/Passes.h"
 #include "lib/Transforms/SdpaGraphEdges.h"
 #include "lib/Transforms/SdpaRows.h"
 #include "lib/Transforms/SdpaScore.h"
@@ -74,8 +74,8 @@ public:
     if (bf16) {
       // bf16 Q is prescaled only exactly: scale = m 2^x (|m| in [0.5, 1)),
       // Q times 2^x in bf16 and the f32 scores times m; a scale of +-2^y
-      // (|m| = 0.5) multiplies Q alone. The unscaled scores would overflow f32 where
-      // the scaled ones (which the tools bound) do not; these stay within
+      // (|m| = 0.5) multiplies Q alone. The unscaled scores would overflow f32
+      // where the scaled ones (which the tools bound) do not; these stay within
       // twice the scaled ones.
       int exp;
       double m = std::frexp(queryScale, &exp);
@@ -162,8 +162,8 @@ private:
                                {{0}, {1}, {2, 3}, {4, 5}});
     kT = linalg::TransposeOp::create(
              b, loc, kTiles,
-             tensor::EmptyOp::create(b, loc,
-                                     {ks[0], ks[1], nkt, e / 2, bk, 2}, bf),
+             tensor::EmptyOp::create(b, loc, {ks[0], ks[1], nkt, e / 2, bk, 2},
+                                     bf),
              ArrayRef<int64_t>{0, 1, 2, 4, 3, 5})
              .getResult()[0];
     ArrayRef<int64_t> vs = getShape(v);
@@ -236,8 +236,7 @@ private:
     for (auto [d, extent] : llvm::enumerate(shape)) {
       if (d < at.size()) {
         offsets.push_back(at[d]);
-        sizes.push_back(
-            b.getIndexAttr(rows && d + 1 == at.size() ? *rows : 1));
+        sizes.push_back(b.getIndexAttr(rows && d + 1 == at.size() ? *rows : 1));
         continue;
       }
       offsets.push_back(b.getIndexAttr(0));
@@ -309,20 +308,8 @@ private:
     AttentionRows rows = buildOnlineSoftmaxFinish(
         b, loc, {loop.getResult(0), loop.getResult(1), loop.getResult(2)});
 
-    ValueRange outs = forall.getRegionIterArgs();
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    SmallVector<OpFoldResult> one(2, b.getIndexAttr(1));
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, rows.output, outs[0],
-        ArrayRef<OpFoldResult>{bIdx, hIdx, q0, b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                               b.getIndexAttr(bq), b.getIndexAttr(ev)},
-        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, rows.lse, outs[1], ArrayRef<OpFoldResult>{bIdx, hIdx, q0},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                               b.getIndexAttr(bq)},
-        SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+    buildInsertAttentionRows(b, loc, forall, bIdx, hIdx, q0, bq, ev,
+                             rows.output, rows.lse);
   }
 
   /// Window/padding positions of the tile's first and last query rows.
@@ -342,8 +329,8 @@ private:
     Value cBk = buildIndexConstant(b, loc, bk);
     Value begin = buildIndexConstant(b, loc, 0),
           end = buildIndexConstant(b, loc, nkt);
-    KeySpan span = buildMaskKeySpan(b, loc, emitter.maskParams(),
-                                    rowLo(b, loc), rowHi(b, loc));
+    KeySpan span = buildMaskKeySpan(b, loc, emitter.maskParams(), rowLo(b, loc),
+                                    rowHi(b, loc));
     if (span.first)
       begin = arith::MaxSIOp::create(
           b, loc, begin, arith::FloorDivSIOp::create(b, loc, span.first, cBk));
@@ -435,8 +422,8 @@ private:
     if (maskTiles) {
       auto [full, empty] = maskTiles->classify(b, loc, bIdx, hIdx, q0, k0);
       maskModFull = full;
-      visit = arith::XOrIOp::create(
-          b, loc, empty, arith::ConstantIntOp::create(b, loc, 1, 1));
+      visit = arith::XOrIOp::create(b, loc, empty,
+                                    arith::ConstantIntOp::create(b, loc, 1, 1));
     }
     if (blockMask) {
       Value qt =
@@ -543,8 +530,7 @@ private:
 /// they do (padding Q and copying the output out of the padded buffer cost
 /// more than the smaller register tile: measured on AVX2 at L = 1024, 40 vs
 /// 30 ms), else the multiple of the rows.
-std::pair<int64_t, int64_t> defaultBlocks(const CpuTarget &target,
-                                          int64_t lq) {
+std::pair<int64_t, int64_t> defaultBlocks(const CpuTarget &target, int64_t lq) {
   int64_t rows = target.registerTileRows();
   int64_t whole = std::max<int64_t>(rows, 64 / rows * rows);
   if (lq <= whole || lq % whole == 0)
@@ -567,8 +553,7 @@ int64_t singleKeyTile(SdpaOp op, int64_t bk) {
   int64_t lk = getShape(op.getKey())[2];
   if (bk < lk)
     return bk;
-  return std::min<int64_t>(bk,
-                           llvm::alignTo(lk, getCpuTarget(op).f32Lanes()));
+  return std::min<int64_t>(bk, llvm::alignTo(lk, getCpuTarget(op).f32Lanes()));
 }
 
 /// Whether `op` takes the edge-list lowering of sparse graph masks.
@@ -604,8 +589,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
       rewriter.replaceOp(op, buildGraphEdgeAttention(rewriter, op, edgeBlock));
       return success();
     }
-    if (shortSequences && blockQ == 0 && blockK == 0 &&
-        takesRegisterRows(op)) {
+    if (shortSequences && blockQ == 0 && blockK == 0 && takesRegisterRows(op)) {
       rewriter.replaceOp(op, buildRegisterRowAttention(rewriter, op));
       return success();
     }
@@ -672,9 +656,8 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
                                 kMaxTileRows, " (0: from the target)")) ||
         failed(checkOptionRange(module, "attn-tile", "block-k", blockK, 0,
                                 kMaxTileRows, " (0: from the target)")) ||
-        failed(checkOptionRange(module, "attn-tile", "edge-block", edgeBlock,
-                                0, kMaxEdgeBlock,
-                                " (0: the target's f32 lanes)")))
+        failed(checkOptionRange(module, "attn-tile", "edge-block", edgeBlock, 0,
+                                kMaxEdgeBlock, " (0: the target's f32 lanes)")))
       return signalPassFailure();
     if (failed(requireStaticShapes(
             getOperation(), [](Operation *op) { return isa<SdpaOp>(op); },
