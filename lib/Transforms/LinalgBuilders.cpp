@@ -100,13 +100,7 @@ Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x) {
     return math::ExpOp::create(b, loc, x);
   auto vecType = dyn_cast<VectorType>(type);
   // Constants of x's type (splats for a vector).
-  auto c = [&](double v) -> Value {
-    if (!vecType)
-      return buildFloatConstant(b, loc, type, v);
-    return arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(vecType, b.getFloatAttr(b.getF32Type(), v)));
-  };
+  auto c = [&](double v) { return buildFloatConstant(b, loc, type, v); };
   // exp(x) = 2^t, t = x log2(e) = n + g with n = round(t), |g| <= 1/2.
   // Adding 1.5 * 2^23 + 127 rounds t to an integer in the low mantissa
   // bits, n + 127 (the biased exponent of 2^n) for t in [-126.5, 0.5].
@@ -148,6 +142,11 @@ Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x) {
 Value mlir::attn::buildFloatConstant(OpBuilder &b, Location loc, Type type,
                                      double value) {
   requireLoaded<arith::ArithDialect>(b, "buildFloatConstant");
+  if (auto vecType = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            vecType, b.getFloatAttr(vecType.getElementType(), value)));
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 

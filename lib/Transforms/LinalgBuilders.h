@@ -191,7 +191,8 @@ Value buildIndexConstant(OpBuilder &b, Location loc, int64_t value);
 /// Integer `value` (a CSR entry, a length) cast to `index`.
 Value buildIndexCast(OpBuilder &b, Location loc, Value value);
 
-/// A float constant of type `type` (scalar float types only).
+/// A float constant of type `type`: a scalar float type, or a vector of one
+/// (a splat).
 Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 /// exp(x) for x <= 0, -inf or NaN (a softmax's S - max): arith ops, with
 /// no range clamps (MLIR's polynomial math.exp needs them for any x),

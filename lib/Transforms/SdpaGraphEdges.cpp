@@ -80,10 +80,6 @@ private:
   Value floatConst(OpBuilder &b, Location loc, double v) {
     return buildFloatConstant(b, loc, f, v);
   }
-  Value splat(OpBuilder &b, Location loc, VectorType t, double v) {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(t, b.getFloatAttr(f, v)));
-  }
   /// A `t`-long vector of `tensor` at [indices..., 0].
   Value readRow(OpBuilder &b, Location loc, VectorType t, Value tensor,
                 ValueRange indices) {
@@ -295,11 +291,12 @@ private:
   Value blockScores(OpBuilder &b, Location loc, ArrayRef<Value> keys,
                     Value live) {
     Value qk = dotProducts(b, loc, keys);
-    Value negInf =
-        splat(b, loc, blockVec, -std::numeric_limits<double>::infinity());
+    Value negInf = buildFloatConstant(b, loc, blockVec,
+                                      -std::numeric_limits<double>::infinity());
     if (!hasEntryModifications()) {
       Value scaled = arith::MulFOp::create(
-          b, loc, qk, splat(b, loc, blockVec, op.getEffectiveScale()));
+          b, loc, qk,
+          buildFloatConstant(b, loc, blockVec, op.getEffectiveScale()));
       return arith::SelectOp::create(b, loc, live, scaled, negInf);
     }
     SmallVector<Value> scores;
@@ -410,7 +407,8 @@ private:
     auto loop = scf::ForOp::create(
         b, loc, buildIndexConstant(b, loc, 0), blocks,
         buildIndexConstant(b, loc, 1),
-        ValueRange{negInf, floatConst(b, loc, 0.0), splat(b, loc, vVec, 0.0)},
+        ValueRange{negInf, floatConst(b, loc, 0.0),
+                   buildFloatConstant(b, loc, vVec, 0.0)},
         [&](OpBuilder &lb, Location lloc, Value t, ValueRange args) {
           Value e0 = arith::AddIOp::create(
               lb, lloc, begin,
@@ -430,7 +428,7 @@ private:
         b, loc, seen,
         arith::DivFOp::create(b, loc, acc,
                               vector::BroadcastOp::create(b, loc, vVec, l)),
-        splat(b, loc, vVec, 0.0));
+        buildFloatConstant(b, loc, vVec, 0.0));
     Value lse = arith::SelectOp::create(
         b, loc, seen,
         arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)),

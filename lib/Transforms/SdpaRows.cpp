@@ -82,7 +82,6 @@ public:
     group = heads / k[1];
     lk = k[2];
     ev = getShape(op.getValue())[3];
-    keyVectors = llvm::divideCeilSigned(lk, lanes);
     f = getElementType(op.getQuery());
     // Whole vectors of keys, and the rest in the narrowest power-of-two
     // vector that holds it: a 17th key costs scalar ops, not a 16-lane
@@ -94,10 +93,11 @@ public:
       valueChunks.push_back({c, std::min(lanes, ev - c)});
     // Rows in flight: their Q K^T accumulators take at most half of the
     // registers (the K^T rows and Q broadcasts need the rest).
-    rowsPerStep = std::clamp<int64_t>(
-        target.vectorRegisters / 2 /
-            std::max<int64_t>(keyVectors, int64_t(valueChunks.size())),
-        1, kMaxRowsPerStep);
+    rowsPerStep =
+        std::clamp<int64_t>(target.vectorRegisters / 2 /
+                                static_cast<int64_t>(std::max(
+                                    keyChunks.size(), valueChunks.size())),
+                            1, kMaxRowsPerStep);
     // Query rows per parallel unit: the whole head when it is short, else
     // a divisor of Lq near kUnitRows.
     unitRows = lq;
@@ -136,10 +136,6 @@ private:
   /// Query rows per parallel unit on long queries.
   static constexpr int64_t kUnitRows = 64;
 
-  Value splat(OpBuilder &b, Location loc, VectorType t, double v) {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(t, b.getFloatAttr(f, v)));
-  }
   Value broadcast(OpBuilder &b, Location loc, VectorType t, Value scalar) {
     return vector::BroadcastOp::create(b, loc, t, scalar);
   }
@@ -237,7 +233,7 @@ private:
     SmallVector<SmallVector<Value>> scores(n);
     for (int64_t r = 0; r < n; ++r)
       for (VectorType t : chunkTypes)
-        scores[r].push_back(splat(b, loc, t, 0.0));
+        scores[r].push_back(buildFloatConstant(b, loc, t, 0.0));
     for (int64_t d = 0; d < e; ++d) {
       ArrayRef<Value> kRows = keyRows[d];
       for (int64_t r = 0; r < n; ++r) {
@@ -262,13 +258,14 @@ private:
       for (auto [c, chunk] : llvm::enumerate(keyChunks)) {
         Value &s = scores[r][c];
         s = arith::MulFOp::create(
-            b, loc, s, splat(b, loc, chunkTypes[c], op.getEffectiveScale()));
+            b, loc, s,
+            buildFloatConstant(b, loc, chunkTypes[c], op.getEffectiveScale()));
         if (Value allowed =
                 allowedLanes(b, loc, chunk.first, chunk.second, span))
           s = arith::SelectOp::create(
               b, loc, allowed, s,
-              splat(b, loc, chunkTypes[c],
-                    -std::numeric_limits<double>::infinity()));
+              buildFloatConstant(b, loc, chunkTypes[c],
+                                 -std::numeric_limits<double>::infinity()));
       }
     }
     // Reduces a row's chunks (the whole vectors elementwise first) to one
@@ -314,7 +311,7 @@ private:
     // allowed keys (l = 0).
     for (auto [c0, width] : valueChunks) {
       auto chunkType = VectorType::get({width}, f);
-      SmallVector<Value> o(n, splat(b, loc, chunkType, 0.0));
+      SmallVector<Value> o(n, buildFloatConstant(b, loc, chunkType, 0.0));
       for (int64_t j = 0; j < lk; ++j) {
         Value vRow =
             read(b, loc, chunkType, op.getValue(),
@@ -441,7 +438,7 @@ private:
   const CpuTarget &target;
   /// f32 lanes of the target's vector registers.
   int64_t lanes;
-  int64_t batch, heads, lq, lk, e, ev, group, keyVectors;
+  int64_t batch, heads, lq, lk, e, ev, group;
   int64_t rowsPerStep, unitRows;
   Type f;
   /// (first key, width) of each vector of a row's scores, and (first
