@@ -132,6 +132,279 @@ bool isContraction(linalg::LinalgOp op) {
          body.getOperations().size() == 3 + extensions;
 }
 
+/// The operands of an elementwise `a + b` generic (identity maps, one
+/// result, every loop parallel, body one arith.addf of the two inputs), or
+/// nullopt.
+std::optional<std::pair<Value, Value>> elementwiseSum(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops() ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return std::nullopt;
+  auto add = dyn_cast<arith::AddFOp>(body.front());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (!add || yield.getOperand(0) != add.getResult())
+    return std::nullopt;
+  auto in0 = body.getArgument(0), in1 = body.getArgument(1);
+  if (!((add.getLhs() == in0 && add.getRhs() == in1) ||
+        (add.getLhs() == in1 && add.getRhs() == in0)))
+    return std::nullopt;
+  return std::make_pair(op.getDpsInputOperand(0)->get(),
+                        op.getDpsInputOperand(1)->get());
+}
+
+/// A sum `x + C` of a contraction's result C (possibly through an
+/// expand_shape) and another tensor `x` (a residual connection: a linear
+/// layer's output added to its block's input) is computed by the
+/// contraction itself: its accumulator's producer P (a fill or an
+/// elementwise op, read by the contraction alone) becomes `P + x`, which
+/// the contraction's register tiles then compute (isFusableInit), and the
+/// separate pass over the output goes away. The sum is reassociated:
+/// `(bias + x) + sum_k a b` instead of `(bias + sum_k a b) + x`. Returns
+/// whether `op` was rewritten.
+bool foldSumIntoAccumulator(IRRewriter &rewriter, linalg::GenericOp op,
+                            function_ref<bool(Operation *)> isContraction,
+                            function_ref<bool(Operation *)> isFusableInit) {
+  std::optional<std::pair<Value, Value>> operands = elementwiseSum(op);
+  if (!operands)
+    return false;
+  for (auto [product, other] : {*operands, std::make_pair(operands->second,
+                                                          operands->first)}) {
+    auto expand = product.getDefiningOp<tensor::ExpandShapeOp>();
+    Value result = expand ? expand.getSrc() : product;
+    auto contraction = result.getDefiningOp<linalg::GenericOp>();
+    if (!contraction || !isContraction(contraction) ||
+        contraction->getNumResults() != 1 || !result.hasOneUse() ||
+        (expand && !expand->hasOneUse()) || !product.hasOneUse() ||
+        contraction.getNumDpsInits() != 1)
+      continue;
+    OpOperand *acc = contraction.getDpsInitOperand(0);
+    auto producer = acc->get().getDefiningOp<linalg::LinalgOp>();
+    if (!producer || !isFusableInit(producer) || !acc->get().hasOneUse() ||
+        producer->getNumResults() != 1 || producer.getNumDpsInits() != 1)
+      continue;
+    auto type = cast<RankedTensorType>(result.getType());
+    if (type.getElementType() !=
+        cast<RankedTensorType>(other.getType()).getElementType())
+      continue;
+    rewriter.setInsertionPoint(contraction);
+    Location loc = op.getLoc();
+    // x in the contraction's shape.
+    if (expand)
+      other = tensor::CollapseShapeOp::create(
+          rewriter, loc, type, other, expand.getReassociationIndices());
+    // P + x: P's operands and x (indexed as P's output), P's body, plus x.
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    AffineMap outMap =
+        producer.getIndexingMapsArray()[producer.getNumDpsInputs()];
+    for (OpOperand *in : producer.getDpsInputOperands()) {
+      inputs.push_back(in->get());
+      maps.push_back(producer.getMatchingIndexingMap(in));
+    }
+    inputs.push_back(other);
+    maps.push_back(outMap);
+    maps.push_back(outMap);
+    Value dest = producer.getDpsInitOperand(0)->get();
+    auto sum = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, inputs, ValueRange{dest}, maps,
+        producer.getIteratorTypesArray(),
+        [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
+          Value value;
+          if (auto fill = dyn_cast<linalg::FillOp>(producer.getOperation())) {
+            value = args[0];
+          } else {
+            Block &body = producer->getRegion(0).front();
+            IRMapping map;
+            unsigned n = producer.getNumDpsInputs();
+            for (unsigned i = 0; i < n; ++i)
+              map.map(body.getArgument(i), args[i]);
+            map.map(body.getArgument(n), args[n + 1]);
+            for (Operation &inner : body.without_terminator())
+              b.clone(inner, map);
+            value = map.lookup(body.getTerminator()->getOperand(0));
+          }
+          Value total = arith::AddFOp::create(b, bodyLoc, value,
+                                              args[inputs.size() - 1]);
+          linalg::YieldOp::create(b, bodyLoc, total);
+        });
+    rewriter.modifyOpInPlace(contraction, [&] { acc->set(sum.getResult(0)); });
+    rewriter.eraseOp(producer);
+    Value replacement = contraction->getResult(0);
+    if (expand) {
+      rewriter.setInsertionPoint(op);
+      replacement = tensor::ExpandShapeOp::create(
+          rewriter, loc, op.getResultTypes()[0], replacement,
+          expand.getReassociationIndices(), expand.getMixedOutputShape());
+    }
+    rewriter.replaceOp(op, replacement);
+    if (expand)
+      rewriter.eraseOp(expand);
+    return true;
+  }
+  return false;
+}
+
+/// For a permutation copy (a generic with one input, every loop parallel,
+/// the output indexed by the loops in order, the input by a permutation of
+/// them, the body a yield of the input: a head split or merge), `perm` with
+/// input dim k indexed by loop (= output dim) perm[k]; else nullopt.
+std::optional<SmallVector<unsigned>> permutationCopy(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops() ||
+      !op.hasPureTensorSemantics())
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!maps[1].isIdentity() || !maps[0].isPermutation())
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 ||
+      yield.getOperand(0) != body.getArgument(0))
+    return std::nullopt;
+  SmallVector<unsigned> perm;
+  for (unsigned k = 0; k < maps[0].getNumResults(); ++k)
+    perm.push_back(maps[0].getDimPosition(k));
+  return perm;
+}
+
+/// A permutation copy read only by tensor.extract and vector.transfer_read
+/// (attn-tile's register rows reading a head's Q, K and V) is read through:
+/// each read takes its elements from the copy's input at the permuted
+/// indices (a transfer's vector dims then step along the input's dims:
+/// rows of a head in the B x L x H x hd projection, at a stride), and the
+/// copy goes away. Returns whether `op` was folded.
+bool foldPermutationIntoReads(IRRewriter &rewriter, linalg::GenericOp op) {
+  std::optional<SmallVector<unsigned>> perm = permutationCopy(op);
+  Value result = op->getResult(0);
+  if (!perm || result.use_empty() ||
+      !llvm::all_of(result.getUsers(), [&](Operation *user) {
+        auto read = dyn_cast<vector::TransferReadOp>(user);
+        return isa<tensor::ExtractOp>(user) ||
+               (read && read.getBase() == result && !read.getMask());
+      }))
+    return false;
+  Value source = op.getDpsInputOperand(0)->get();
+  // Input dim of each output dim.
+  SmallVector<unsigned> inverse(perm->size());
+  for (auto [k, d] : llvm::enumerate(*perm))
+    inverse[d] = k;
+  auto permuted = [&](ValueRange indices) {
+    SmallVector<Value> inputIndices;
+    for (unsigned d : *perm)
+      inputIndices.push_back(indices[d]);
+    return inputIndices;
+  };
+  for (Operation *user : llvm::to_vector(result.getUsers())) {
+    if (auto extract = dyn_cast<tensor::ExtractOp>(user)) {
+      SmallVector<Value> indices = permuted(extract.getIndices());
+      rewriter.modifyOpInPlace(extract, [&] {
+        extract.getTensorMutable().assign(source);
+        extract.getIndicesMutable().assign(indices);
+      });
+      continue;
+    }
+    auto read = cast<vector::TransferReadOp>(user);
+    SmallVector<Value> indices = permuted(read.getIndices());
+    SmallVector<AffineExpr> dims;
+    for (AffineExpr e : read.getPermutationMap().getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        dims.push_back(rewriter.getAffineDimExpr(inverse[dim.getPosition()]));
+      else
+        dims.push_back(e); // a broadcast (constant 0) dim
+    }
+    AffineMap map =
+        AffineMap::get(perm->size(), 0, dims, rewriter.getContext());
+    rewriter.modifyOpInPlace(read, [&] {
+      read.getBaseMutable().assign(source);
+      read.getIndicesMutable().assign(indices);
+      read.setPermutationMapAttr(AffineMapAttr::get(map));
+    });
+  }
+  rewriter.eraseOp(op);
+  return true;
+}
+
+/// A permutation copy of an scf.forall's result whose pieces are all
+/// tensor.parallel_insert_slices into a tensor.empty (attn-tile's heads,
+/// merged back into B x L x H x hd) is written by the loop itself: each
+/// piece goes to its permuted place in the copy's destination (a head's
+/// rows at a stride), and the copy goes away. Pieces whose kept dims would
+/// change order stay. Returns whether `op` was folded.
+bool foldPermutationIntoForall(IRRewriter &rewriter, linalg::GenericOp op) {
+  std::optional<SmallVector<unsigned>> perm = permutationCopy(op);
+  if (!perm)
+    return false;
+  auto result = dyn_cast<OpResult>(op.getDpsInputOperand(0)->get());
+  auto forall = result ? dyn_cast<scf::ForallOp>(result.getOwner())
+                       : scf::ForallOp();
+  Value dest = op.getDpsInitOperand(0)->get();
+  if (!forall || !result.hasOneUse() || !dest.getDefiningOp<tensor::EmptyOp>())
+    return false;
+  unsigned i = result.getResultNumber();
+  OpOperand &init = forall.getOutputsMutable()[i];
+  if (!init.get().getDefiningOp<tensor::EmptyOp>())
+    return false;
+  BlockArgument shared = forall.getRegionIterArgs()[i];
+  SmallVector<tensor::ParallelInsertSliceOp> inserts;
+  for (Operation *user : shared.getUsers()) {
+    auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(user);
+    if (!insert || insert.getDest() != shared)
+      return false;
+    inserts.push_back(insert);
+  }
+  // Each piece's place in the destination: source dim k goes to dim perm[k].
+  struct Place {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+  };
+  SmallVector<Place> places;
+  for (tensor::ParallelInsertSliceOp insert : inserts) {
+    Place place;
+    place.offsets.resize(perm->size());
+    place.sizes.resize(perm->size());
+    place.strides.resize(perm->size());
+    SmallVector<OpFoldResult> offsets = insert.getMixedOffsets(),
+                              sizes = insert.getMixedSizes(),
+                              strides = insert.getMixedStrides();
+    for (auto [k, d] : llvm::enumerate(*perm)) {
+      place.offsets[d] = offsets[k];
+      place.sizes[d] = sizes[k];
+      place.strides[d] = strides[k];
+    }
+    // The piece's kept dims, in the new order, are its own dims.
+    std::optional<SmallVector<int64_t>> staticSizes =
+        getConstantIntValues(place.sizes);
+    if (!staticSizes ||
+        !computeRankReductionMask(*staticSizes,
+                                  insert.getSourceType().getShape()))
+      return false;
+    places.push_back(std::move(place));
+  }
+  // The destination, as a tensor.empty before the loop.
+  auto type = cast<RankedTensorType>(dest.getType());
+  if (!type.hasStaticShape())
+    return false;
+  rewriter.setInsertionPoint(forall);
+  dest = tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(),
+                                 type.getElementType());
+  rewriter.modifyOpInPlace(forall, [&] {
+    init.set(dest);
+    shared.setType(type);
+    result.setType(type);
+  });
+  for (auto [insert, place] : llvm::zip(inserts, places)) {
+    rewriter.setInsertionPoint(insert);
+    rewriter.replaceOpWithNewOp<tensor::ParallelInsertSliceOp>(
+        insert, insert.getSource(), shared, place.offsets, place.sizes,
+        place.strides);
+  }
+  rewriter.replaceOp(op, result);
+  return true;
+}
+
 struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   using AttnVectorizeBase::AttnVectorizeBase;
 
@@ -578,6 +851,35 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
                                 parallelChunks, 0, kMaxThreads)))
       return signalPassFailure();
     target = &getCpuTarget(getOperation());
+    IRRewriter rewriter(&getContext());
+    // Head splits and merges (permutation copies) into the reads and the
+    // loop of attention that use them; residual sums into the accumulators
+    // of the contractions they add to; weight transposes (generics that swap the two innermost dims) as
+    // linalg.transpose, which is tiled into in-register blocks below.
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics) {
+      if (foldPermutationIntoReads(rewriter, op) ||
+          foldPermutationIntoForall(rewriter, op))
+        continue;
+      if (op.hasPureTensorSemantics() &&
+          foldSumIntoAccumulator(
+              rewriter, op,
+              [](Operation *c) {
+                auto linalgOp = dyn_cast<linalg::LinalgOp>(c);
+                return linalgOp && isContraction(linalgOp);
+              },
+              [](Operation *p) { return isFusableInit(p); }))
+        continue;
+      std::optional<SmallVector<int64_t>> perm =
+          linalg::isaTransposeOpInterface(op);
+      unsigned n = perm ? perm->size() : 0;
+      if (n >= 2 && (*perm)[n - 1] == int64_t(n - 2) &&
+          (*perm)[n - 2] == int64_t(n - 1) && op.hasPureTensorSemantics()) {
+        rewriter.setInsertionPoint(op);
+        (void)linalg::specializeGenericOp(rewriter, op);
+      }
+    }
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&
@@ -592,7 +894,6 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     for (linalg::LinalgOp op : ops)
       if (linalg::LinalgOp init = initProducer(op))
         fusedInits.insert(init);
-    IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
       if (fusedInits.contains(op.getOperation()))
         continue;
@@ -779,6 +1080,57 @@ struct WidenContractFactors : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// f32 erf (GELU's) as one odd rational function of the argument clamped
+/// to [-4, 4] (erf(4) rounds to 1 in f32): x P(x^2) / Q(x^2), with P of
+/// degree 6 and Q of degree 4 in x^2 (the minimax coefficients that Eigen
+/// and XLA use; within 4.5e-7 of erf on all of R). MLIR's approximation
+/// picks its coefficients per interval with selects (three intervals, ~16
+/// blends per vector); this is 2 compares, 2 selects, 12 FMAs or products
+/// and one division. NaN stays NaN (ordered compares keep it in the clamp).
+struct ErfAsRational : OpRewritePattern<math::ErfOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::ErfOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32())
+      return rewriter.notifyMatchFailure(op, "not f32");
+    Location loc = op.getLoc();
+    auto constant = [&](double v) {
+      return buildFloatConstant(rewriter, loc, type, v);
+    };
+    Value x = op.getOperand();
+    Value four = constant(4.0), minusFour = constant(-4.0);
+    x = arith::SelectOp::create(
+        rewriter, loc,
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT, x,
+                              four),
+        four, x);
+    x = arith::SelectOp::create(
+        rewriter, loc,
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT, x,
+                              minusFour),
+        minusFour, x);
+    Value x2 = arith::MulFOp::create(rewriter, loc, x, x);
+    auto horner = [&](ArrayRef<double> coefficients) {
+      Value acc = constant(coefficients.front());
+      for (double c : coefficients.drop_front())
+        acc = math::FmaOp::create(rewriter, loc, acc, x2, constant(c));
+      return acc;
+    };
+    Value p = horner({-2.72614225801306e-10, 2.77068142495902e-08,
+                      -2.10102402082508e-06, -5.69250639462346e-05,
+                      -7.34990630326855e-04, -2.95459980854025e-03,
+                      -1.60960333262415e-02});
+    Value q = horner({-1.45660718464996e-05, -2.13374055278905e-04,
+                      -1.68282697438203e-03, -7.37332916720468e-03,
+                      -1.42647390514189e-02});
+    p = arith::MulFOp::create(rewriter, loc, x, p);
+    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, p, q);
+    return success();
+  }
+};
+
 struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -834,6 +1186,9 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     }
 
     RewritePatternSet patterns(&getContext());
+    patterns.add<ErfAsRational>(&getContext(), /*benefit=*/2);
+    // erf in other types (f16 / bf16 ones are widened to f32 by MLIR's
+    // patterns, then taken by ErfAsRational).
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       return name == math::ExpOp::getOperationName() ||
              name == math::LogOp::getOperationName() ||

@@ -150,3 +150,29 @@ func.func @bf16_fma(%a: memref<8x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memre
   }
   return
 }
+
+// -----
+
+// f32 erf (GELU's) is one rational function of the argument clamped to
+// [-4, 4]: two ordered compares and selects (NaN passes through), x P(x^2)
+// with P of degree 6 and Q(x^2) of degree 4 in Horner form (10 FMAs), one
+// division; none of MLIR's per-interval coefficient selects.
+
+// CHECK-LABEL: func @erf_rational
+// CHECK-SAME: %[[X:[a-z0-9]+]]: vector<16xf32>
+// CHECK-NOT: math.erf
+// CHECK: %[[HI:.+]] = arith.cmpf ogt, %[[X]], %{{.+}} : vector<16xf32>
+// CHECK: %[[C1:.+]] = arith.select %[[HI]], %{{.+}}, %[[X]]
+// CHECK: %[[LO:.+]] = arith.cmpf olt, %[[C1]], %{{.+}} : vector<16xf32>
+// CHECK: %[[C2:.+]] = arith.select %[[LO]], %{{.+}}, %[[C1]]
+// CHECK: %[[X2:.+]] = arith.mulf %[[C2]], %[[C2]]
+// CHECK-COUNT-6: math.fma %{{.+}}, %[[X2]], %{{.+}} : vector<16xf32>
+// CHECK-COUNT-4: math.fma %{{.+}}, %[[X2]], %{{.+}} : vector<16xf32>
+// CHECK: %[[P:.+]] = arith.mulf %[[C2]], %{{.+}} : vector<16xf32>
+// CHECK: %[[R:.+]] = arith.divf %[[P]], %{{.+}} : vector<16xf32>
+// CHECK-NOT: arith.select
+// CHECK: return %[[R]]
+func.func @erf_rational(%x: vector<16xf32>) -> vector<16xf32> {
+  %e = math.erf %x : vector<16xf32>
+  return %e : vector<16xf32>
+}

@@ -289,3 +289,145 @@ func.func @bf16_pairs(%q: tensor<64x32x2xbf16>, %kt: tensor<32x64x2xbf16>) -> te
   } -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// A residual sum `x + (bias + X W)` (a linear layer added to its block's
+// input, through the expand_shape back to B x L x D) is computed by the
+// contraction: its accumulator's producer becomes `bias + x` (x collapsed
+// to the contraction's shape), which the register tiles compute before the
+// reduction; no separate pass over the output remains.
+
+// CHECK-LABEL: func @residual_into_accumulator
+// CHECK-SAME: %[[R:[a-z0-9]+]]: tensor<4x16x64xf32>
+// CHECK: %[[RC:.+]] = tensor.collapse_shape %[[R]] {{\[\[}}0, 1], [2]] : tensor<4x16x64xf32> into tensor<64x64xf32>
+// CHECK: scf.for
+// CHECK:   scf.for
+// CHECK:     %[[RT:.+]] = tensor.extract_slice %[[RC]]{{.*}} to tensor<8x32xf32>
+// CHECK:     %[[RES:.+]] = vector.transfer_read %[[RT]]{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK:     arith.addf %{{.+}}, %[[RES]] : vector<8x32xf32>
+// CHECK:     vector.contract
+// CHECK: %[[OUT:.+]] = tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2]] output_shape [4, 16, 64]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[OUT]]
+func.func @residual_into_accumulator(%x: tensor<64x32xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>, %r: tensor<4x16x64xf32>) -> tensor<4x16x64xf32> {
+  %e = tensor.empty() : tensor<64x64xf32>
+  %bias = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<64xf32>) outs(%e : tensor<64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<64x64xf32>
+  %mm = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<64x32xf32>, tensor<32x64xf32>) outs(%bias : tensor<64x64xf32>) {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %m = arith.mulf %a, %bb : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  %mm3 = tensor.expand_shape %mm [[0, 1], [2]] output_shape [4, 16, 64] : tensor<64x64xf32> into tensor<4x16x64xf32>
+  %e3 = tensor.empty() : tensor<4x16x64xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(b, l, d) -> (b, l, d)>, affine_map<(b, l, d) -> (b, l, d)>, affine_map<(b, l, d) -> (b, l, d)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r, %mm3 : tensor<4x16x64xf32>, tensor<4x16x64xf32>) outs(%e3 : tensor<4x16x64xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %s = arith.addf %in, %in2 : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16x64xf32>
+  return %sum : tensor<4x16x64xf32>
+}
+
+// -----
+
+// The same sum where the product is also returned stays a pass of its own
+// (the contraction's result must not include x).
+
+// CHECK-LABEL: func @residual_product_used
+// CHECK: vector.contract
+// CHECK: arith.addf {{.*}} : vector<1x64xf32>
+func.func @residual_product_used(%x: tensor<64x32xf32>, %w: tensor<32x64xf32>, %r: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %mm = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<64x32xf32>, tensor<32x64xf32>) outs(%f : tensor<64x64xf32>) {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %m = arith.mulf %a, %bb : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  %e2 = tensor.empty() : tensor<64x64xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %r : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e2 : tensor<64x64xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %s = arith.addf %in, %in2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %mm, %sum : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+// A generic that transposes a weight (a copy whose input map swaps the two
+// innermost dims) is tiled like linalg.transpose: in-register blocks.
+
+// CHECK-LABEL: func @transpose_generic
+// CHECK: vector.transpose %{{.+}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+func.func @transpose_generic(%w: tensor<64x32xf32>) -> tensor<32x64xf32> {
+  %e = tensor.empty() : tensor<32x64xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<64x32xf32>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<32x64xf32>
+  return %t : tensor<32x64xf32>
+}
+
+// -----
+
+// Head split and merge around attention's per-head loop (as attn-tile's
+// register rows leave them): the split (B x L x H x hd -> B x H x L x hd),
+// read only by transfer_reads and extracts, is read through (the reads index
+// the B x L x H x hd input, stepping along L at a stride); the merge of the
+// loop's result back to B x L x H x hd is written by the loop (each head's
+// rows to their place). Neither copy remains.
+
+// CHECK: affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-LABEL: func @heads_read_through
+// CHECK-SAME: %[[QKV:[a-z0-9]+]]: tensor<2x17x4x16xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<2x17x4x16xf32>
+// CHECK: %[[R:.+]] = scf.forall (%[[B:.+]], %[[H:.+]]) in (2, 4) shared_outs(%[[O:.+]] = %[[E]]) -> (tensor<2x17x4x16xf32>)
+// CHECK:   vector.transfer_read %[[QKV]][%[[B]], %{{.+}}, %[[H]], %{{.+}}], %{{.+}} {in_bounds = [true, true], permutation_map = #{{.+}}} : tensor<2x17x4x16xf32>, vector<17x16xf32>
+// CHECK:   tensor.extract %[[QKV]][%[[B]], %c1, %[[H]], %c2] : tensor<2x17x4x16xf32>
+// CHECK:   tensor.parallel_insert_slice %{{.+}} into %[[O]][%[[B]], 0, %[[H]], 0] [1, 17, 1, 16] [1, 1, 1, 1] : tensor<17x16xf32> into tensor<2x17x4x16xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @heads_read_through(%qkv: tensor<2x17x4x16xf32>) -> tensor<2x17x4x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %pad = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x17x16xf32>
+  %split = linalg.generic {indexing_maps = [affine_map<(b, h, l, c) -> (b, l, h, c)>, affine_map<(b, h, l, c) -> (b, h, l, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%qkv : tensor<2x17x4x16xf32>) outs(%e : tensor<2x4x17x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x4x17x16xf32>
+  %heads = scf.forall (%b, %h) in (2, 4) shared_outs(%o = %e) -> (tensor<2x4x17x16xf32>) {
+    %rows = vector.transfer_read %split[%b, %h, %c0, %c0], %pad {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<17x16xf32>
+    %s = tensor.extract %split[%b, %h, %c1, %c2] : tensor<2x4x17x16xf32>
+    %sv = vector.broadcast %s : f32 to vector<17x16xf32>
+    %m = arith.mulf %rows, %sv : vector<17x16xf32>
+    %t0 = tensor.empty() : tensor<17x16xf32>
+    %t = vector.transfer_write %m, %t0[%c0, %c0] {in_bounds = [true, true]} : vector<17x16xf32>, tensor<17x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %t into %o[%b, %h, 0, 0] [1, 1, 17, 16] [1, 1, 1, 1] : tensor<17x16xf32> into tensor<2x4x17x16xf32>
+    }
+  }
+  %e2 = tensor.empty() : tensor<2x17x4x16xf32>
+  %merge = linalg.generic {indexing_maps = [affine_map<(b, l, h, c) -> (b, h, l, c)>, affine_map<(b, l, h, c) -> (b, l, h, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%heads : tensor<2x4x17x16xf32>) outs(%e2 : tensor<2x17x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x17x4x16xf32>
+  return %merge : tensor<2x17x4x16xf32>
+}
