@@ -267,20 +267,30 @@ Value NetBuilder::layerNorm(Value x, Value gain, Value bias, double eps) {
     Value c = centered(nb, nl, v, s);
     return arith::MulFOp::create(nb, nl, c, c).getResult();
   });
-  Value y = buildElementwise(
-      b, loc, empty(getShape(x2)), {x2, sum, sq, gain, bias},
-      {dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0}), dimsMap(ctx, 2, {0}),
-       dimsMap(ctx, 2, {1}), dimsMap(ctx, 2, {1})},
+  // rstd = 1 / sqrt(var + eps) once per row (as PyTorch's layer_norm
+  // computes it), not a square root and a division per element.
+  int64_t rows = getShape(x2)[0];
+  Value rstd = buildElementwise(
+      b, loc, empty({rows}), {sq}, {dimsMap(ctx, 1, {0})},
       [&](OpBuilder &nb, Location nl, ValueRange a) {
         Type t = a[0].getType();
-        Value var = arith::MulFOp::create(nb, nl, a[2],
+        Value var = arith::MulFOp::create(nb, nl, a[0],
                                           buildFloatConstant(nb, nl, t, invD));
         Value denom = math::SqrtOp::create(
             nb, nl,
             arith::AddFOp::create(nb, nl, var,
                                   buildFloatConstant(nb, nl, t, eps)));
-        Value norm = arith::DivFOp::create(nb, nl, centered(nb, nl, a[0], a[1]),
-                                           denom);
+        return arith::DivFOp::create(nb, nl, buildFloatConstant(nb, nl, t, 1.0),
+                                     denom)
+            .getResult();
+      });
+  Value y = buildElementwise(
+      b, loc, empty(getShape(x2)), {x2, sum, rstd, gain, bias},
+      {dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0}), dimsMap(ctx, 2, {0}),
+       dimsMap(ctx, 2, {1}), dimsMap(ctx, 2, {1})},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value norm = arith::MulFOp::create(
+            nb, nl, centered(nb, nl, a[0], a[1]), a[2]);
         return arith::AddFOp::create(nb, nl,
                                      arith::MulFOp::create(nb, nl, norm, a[3]),
                                      a[4])
