@@ -159,6 +159,13 @@ private:
     keyRows.assign(e, SmallVector<Value>(keyChunks.size()));
     for (auto [c, chunk] : llvm::enumerate(keyChunks)) {
       auto [k0, width] = chunk;
+      if (singleKey(c)) {
+        // Dot products with the query rows (buildRows), not K^T rows.
+        lastKeyRow = read(b, loc, VectorType::get({e}, f), op.getKey(),
+                          ValueRange{bIdx, kvHead, index(b, loc, k0),
+                                     index(b, loc, 0)});
+        continue;
+      }
       for (int64_t d0 = 0; d0 < e; d0 += lanes) {
         int64_t dims = std::min(lanes, e - d0);
         Value block = vector::TransferReadOp::create(
@@ -173,6 +180,9 @@ private:
       }
     }
   }
+
+  /// Whether key chunk `c` is a single key (the rest after whole vectors).
+  bool singleKey(size_t c) const { return keyChunks[c].second == 1; }
 
   /// `x` (index) clamped into [-1, Lk], as i32: the same lane comparisons
   /// against keys in [0, Lk), and no i32 wrap of positions past 2^31.
@@ -230,21 +240,49 @@ private:
     SmallVector<VectorType> chunkTypes;
     for (auto [k0, width] : keyChunks)
       chunkTypes.push_back(VectorType::get({width}, f));
-    SmallVector<SmallVector<Value>> scores(n);
+    // Two partial sums per chunk (even and odd head dims), added at the
+    // end: half the dependency chain of one FMA after another.
+    SmallVector<SmallVector<std::array<Value, 2>>> partial(n);
     for (int64_t r = 0; r < n; ++r)
-      for (VectorType t : chunkTypes)
-        scores[r].push_back(buildFloatConstant(b, loc, t, 0.0));
+      for (auto [c, t] : llvm::enumerate(chunkTypes))
+        if (!singleKey(c))
+          partial[r].push_back({buildFloatConstant(b, loc, t, 0.0),
+                                buildFloatConstant(b, loc, t, 0.0)});
+        else
+          partial[r].push_back({});
     for (int64_t d = 0; d < e; ++d) {
       ArrayRef<Value> kRows = keyRows[d];
       for (int64_t r = 0; r < n; ++r) {
         Value qe = tensor::ExtractOp::create(
             b, loc, op.getQuery(),
             ValueRange{bIdx, hIdx, rows[r], index(b, loc, d)});
-        for (auto [c, t] : llvm::enumerate(chunkTypes))
-          scores[r][c] = vector::FMAOp::create(b, loc, broadcast(b, loc, t, qe),
-                                               kRows[c], scores[r][c]);
+        for (auto [c, t] : llvm::enumerate(chunkTypes)) {
+          if (singleKey(c))
+            continue;
+          Value &acc = partial[r][c][d % 2];
+          acc = vector::FMAOp::create(b, loc, broadcast(b, loc, t, qe),
+                                      kRows[c], acc);
+        }
       }
     }
+    SmallVector<SmallVector<Value>> scores(n);
+    for (int64_t r = 0; r < n; ++r)
+      for (auto [c, t] : llvm::enumerate(chunkTypes)) {
+        if (!singleKey(c)) {
+          scores[r].push_back(arith::AddFOp::create(b, loc, partial[r][c][0],
+                                                    partial[r][c][1]));
+          continue;
+        }
+        // A last key alone (the 17th of 17): its score is one dot product
+        // of the query row with the key's row and a vector sum, not E
+        // scalar FMAs in a chain.
+        Value qRow = read(b, loc, VectorType::get({e}, f), op.getQuery(),
+                          ValueRange{bIdx, hIdx, rows[r], index(b, loc, 0)});
+        Value dot = vector::ReductionOp::create(
+            b, loc, vector::CombiningKind::ADD,
+            arith::MulFOp::create(b, loc, qRow, lastKeyRow));
+        scores[r].push_back(broadcast(b, loc, t, dot));
+      }
     Value negInf =
         buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
     Value zero = buildFloatConstant(b, loc, f, 0.0);
@@ -311,7 +349,10 @@ private:
     // allowed keys (l = 0).
     for (auto [c0, width] : valueChunks) {
       auto chunkType = VectorType::get({width}, f);
-      SmallVector<Value> o(n, buildFloatConstant(b, loc, chunkType, 0.0));
+      // Even and odd keys in two accumulators (two chains of FMAs).
+      SmallVector<std::array<Value, 2>> o(
+          n, {buildFloatConstant(b, loc, chunkType, 0.0),
+              buildFloatConstant(b, loc, chunkType, 0.0)});
       for (int64_t j = 0; j < lk; ++j) {
         Value vRow =
             read(b, loc, chunkType, op.getValue(),
@@ -321,11 +362,12 @@ private:
               b, loc, chunkType,
               vector::ExtractOp::create(b, loc, probs[r][j / lanes],
                                         j - keyChunks[j / lanes].first));
-          o[r] = vector::FMAOp::create(b, loc, pj, vRow, o[r]);
+          o[r][j % 2] = vector::FMAOp::create(b, loc, pj, vRow, o[r][j % 2]);
         }
       }
       for (int64_t r = 0; r < n; ++r)
-        results[r].out.push_back(o[r]);
+        results[r].out.push_back(
+            arith::AddFOp::create(b, loc, o[r][0], o[r][1]));
     }
     for (int64_t r = 0; r < n; ++r) {
       RowResult &res = results[r];
@@ -447,6 +489,8 @@ private:
   // Per parallel unit: its indices and K^T (keyRows[head dim][key chunk]).
   Value bIdx, hIdx, kvHead, kvLength;
   SmallVector<SmallVector<Value>> keyRows;
+  // A last key alone in its chunk: its row of K (E lanes).
+  Value lastKeyRow;
 };
 
 } // namespace

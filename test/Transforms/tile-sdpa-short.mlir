@@ -5,21 +5,28 @@
 
 // attn-tile's register-row lowering of short key sequences (a ViT head: 17
 // keys of 16 dims). AVX-512 (16 lanes): per (batch, head), K^T in registers
-// from a 16 x 16 block and a 1 x 16 row transposed; the rows four at a time
-// (the 17th after the loop), each row's scores as one 16-lane vector and a
-// 1-lane rest, max and sum as vector reductions, exp in registers, P V as
-// broadcasts of P's lanes times V rows, written into the head's output tile.
+// from a 16 x 16 block, and the 17th key's row as it is; the rows four at a
+// time (the 17th after the loop), each row's scores as one 16-lane vector
+// (even and odd head dims in two chains of FMAs) and the 17th key's score as
+// a dot product of the query row with that key row (one product, one vector
+// sum), max and sum as vector reductions, exp in registers, P V as
+// broadcasts of P's lanes times V rows (even and odd keys in two chains),
+// written into the head's output tile.
 
 // CHECK-LABEL: func @vit_head
 // CHECK: scf.forall (%[[B:.+]], %[[H:.+]]) in (2, 4) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x4x17x16xf32>)
 // CHECK: %[[KB:.+]] = vector.transfer_read %{{.+}}[%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
 // CHECK: vector.transpose %[[KB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-// CHECK: %[[KR:.+]] = vector.transfer_read %{{.+}}[%[[B]], %[[H]], %c16, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<1x16xf32>
-// CHECK: vector.transpose %[[KR]], [1, 0] : vector<1x16xf32> to vector<16x1xf32>
+// CHECK: %[[KR:.+]] = vector.transfer_read %{{.+}}[%[[B]], %[[H]], %c16, %c0], %{{.+}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
+// CHECK-NOT: vector<1x16xf32>
 // CHECK: %[[ROWS:.+]] = scf.for %{{.+}} = %c0 to %c16 step %c4 iter_args(%{{.+}} = %{{.+}}) -> (tensor<17x16xf32>)
 // CHECK-NOT: linalg.
-// CHECK: vector.fma {{.*}} : vector<16xf32>
-// CHECK: vector.fma {{.*}} : vector<1xf32>
+// CHECK-COUNT-64: vector.fma {{.*}} : vector<16xf32>
+// CHECK-COUNT-4: arith.addf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK-NOT: vector.fma {{.*}} : vector<1xf32>
+// CHECK: %[[QR:.+]] = vector.transfer_read %{{.+}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
+// CHECK: %[[PROD:.+]] = arith.mulf %[[QR]], %[[KR]] : vector<16xf32>
+// CHECK: vector.reduction <add>, %[[PROD]] : vector<16xf32> into f32
 // CHECK: vector.reduction <maxnumf>, %{{.+}} : vector<16xf32> into f32
 // CHECK: arith.maxnumf
 // CHECK-NOT: math.exp
@@ -31,15 +38,15 @@
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[B]], %[[H]], 0, 0] [1, 1, 17, 16] [1, 1, 1, 1] : tensor<17x16xf32> into tensor<2x4x17x16xf32>
 
-// AVX2 (8 lanes, 16 registers): K^T from 8 x 8 blocks and the 17th key's
-// 1 x 8 rows, scores as two 8-lane vectors and a 1-lane rest, two rows at a
-// time.
+// AVX2 (8 lanes, 16 registers): K^T from 8 x 8 blocks, scores as two
+// 8-lane vectors and the 17th key's dot product, two rows at a time.
 // AVX2-LABEL: func @vit_head
 // AVX2-COUNT-4: vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
-// AVX2-COUNT-2: vector.transpose %{{.+}}, [1, 0] : vector<1x8xf32> to vector<8x1xf32>
+// AVX2-NOT: vector.transpose
 // AVX2: scf.for %{{.+}} = %c0 to %c16 step %c2 iter_args
 // AVX2: vector.fma {{.*}} : vector<8xf32>
-// AVX2: vector.fma {{.*}} : vector<1xf32>
+// AVX2-NOT: vector.fma {{.*}} : vector<1xf32>
+// AVX2: vector.reduction <add>, %{{.+}} : vector<16xf32> into f32
 
 // Without the lowering, or with block sizes given: the tiled path.
 // TILES-LABEL: func @vit_head
