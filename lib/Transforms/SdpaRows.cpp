@@ -1,12 +1,16 @@
 //===- SdpaRows.cpp - attn.sdpa over short key sequences, a row at a time -===//
 //
-// Per (batch, head, query row): the row's scores against every key as a few
-// vectors (Q[i, e] broadcast times rows of K^T), the row max and sum as
-// vector reductions, P = exp(S - max) in the same registers, and P V as
-// broadcasts of P's lanes times rows of V. Nothing of the row is stored
-// between these steps, no online-softmax state is carried (one pass over the
-// keys), and no vector is wider than the target's registers: the tiled path
-// would make a 17-key tile a 17-lane vector, which LLVM splits lane by lane.
+// Per (batch, head): query rows in blocks of one register's lanes, a row in
+// each lane (each key's scores a vector over the rows, Q^T transposed in
+// registers, K's and V's elements broadcast, max and sum elementwise across
+// the keys, O^T transposed back into rows), and the rows left over one at a
+// time (the row's scores against every key as a few vectors: Q[i, e]
+// broadcast times rows of K^T; the row max and sum as vector reductions;
+// P V as broadcasts of P's lanes times rows of V). P = exp(S - max) stays in
+// registers. Nothing of a row is stored between these steps, no
+// online-softmax state is carried (one pass over the keys), and no vector is
+// wider than the target's registers: the tiled path would make a 17-key tile
+// a 17-lane vector, which LLVM splits lane by lane.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +65,32 @@ bool mlir::attn::takesRegisterRows(SdpaOp op) {
 }
 
 namespace {
+
+/// The transpose of `rows` (n vectors of n lanes, n a power of two) as
+/// log2(n) stages of two-vector shuffles: the stage of stride h swaps bit
+/// log2(h) of the row index with that of the lane index, pairing rows i and
+/// i + h. (Built as one 2-d vector and vector.transpose, the rows would be
+/// concatenated into one n*n-lane vector first, through the stack.)
+SmallVector<Value> transposeSquare(OpBuilder &b, Location loc,
+                                   SmallVector<Value> rows) {
+  int64_t n = rows.size();
+  for (int64_t h = 1; h < n; h *= 2) {
+    SmallVector<int64_t> lowMask(n), highMask(n);
+    for (int64_t k = 0; k < n; ++k) {
+      bool bit = k & h;
+      lowMask[k] = bit ? n + k - h : k;
+      highMask[k] = bit ? n + k : k + h;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (i & h)
+        continue;
+      Value lo = rows[i], hi = rows[i + h];
+      rows[i] = vector::ShuffleOp::create(b, loc, lo, hi, lowMask);
+      rows[i + h] = vector::ShuffleOp::create(b, loc, lo, hi, highMask);
+    }
+  }
+  return rows;
+}
 
 /// What one query row leaves: its output row (one vector per chunk of Ev)
 /// and, for the lse, m and l.
@@ -388,6 +418,174 @@ private:
     return results;
   }
 
+  /// `lanes` query rows at once, one row per lane: local rows [first,
+  /// first + lanes) of the unit (global rows from `q0`). Q^T of the block
+  /// is transposed in registers (head dim d: a vector over the rows); key
+  /// j's scores are a vector over the rows, sum_d Q^T[d] K[j, d] with K's
+  /// elements broadcast from memory; the mask is lane compares of each
+  /// row's key span; max and sum over keys are elementwise across the Lk
+  /// score vectors (no shuffles); O^T[c] = sum_j P[j] V[j, c] likewise, then
+  /// transposed back into rows. Writes the rows into `outTile` (and their
+  /// lse into `lseTile`).
+  void buildLaneBlock(OpBuilder &b, Location loc, Value first, Value q0,
+                      Value &outTile, Value &lseTile) {
+    auto rowType = VectorType::get({lanes}, f);
+    Value zero = buildFloatConstant(b, loc, rowType, 0.0);
+    Value negInf = buildFloatConstant(
+        b, loc, rowType, -std::numeric_limits<double>::infinity());
+    Value row0 = arith::AddIOp::create(b, loc, q0, first);
+    // Q^T: qT[d] holds head dim d of the block's rows.
+    SmallVector<Value> qT(e);
+    for (int64_t d0 = 0; d0 < e; d0 += lanes) {
+      int64_t dims = std::min(lanes, e - d0);
+      Value block = vector::TransferReadOp::create(
+          b, loc, VectorType::get({lanes, dims}, f), op.getQuery(),
+          ValueRange{bIdx, hIdx, row0, index(b, loc, d0)},
+          buildFloatConstant(b, loc, f, 0.0), ArrayRef<bool>{true, true});
+      Value blockT =
+          vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
+      for (int64_t d = 0; d < dims; ++d)
+        qT[d0 + d] = vector::ExtractOp::create(b, loc, blockT, d);
+    }
+    // S^T: scores[j] over the rows. Keys in groups whose accumulators take
+    // at most half the registers (Q^T takes the rest); within a group every
+    // key's chain advances per head dim.
+    SmallVector<Value> scores(lk, zero);
+    int64_t groups = llvm::divideCeilSigned(
+        lk, std::max<int64_t>(1, target.vectorRegisters / 2));
+    int64_t groupKeys = llvm::divideCeilSigned(lk, groups);
+    for (int64_t j0 = 0; j0 < lk; j0 += groupKeys)
+      for (int64_t d = 0; d < e; ++d)
+        for (int64_t j = j0; j < std::min(lk, j0 + groupKeys); ++j) {
+          Value kjd = tensor::ExtractOp::create(
+              b, loc, op.getKey(),
+              ValueRange{bIdx, kvHead, index(b, loc, j), index(b, loc, d)});
+          scores[j] = vector::FMAOp::create(b, loc, qT[d],
+                                            broadcast(b, loc, rowType, kjd),
+                                            scores[j]);
+        }
+    // Each row's key span as i32 lanes (clamped into [-1, Lk]), and the
+    // batch's kv_length.
+    auto maskType = VectorType::get({lanes}, b.getI32Type());
+    SmallVector<Value> firsts, lasts;
+    for (int64_t r = 0; r < lanes; ++r) {
+      Value ia = emitter.queryPosition(
+          b, loc, bIdx, arith::AddIOp::create(b, loc, row0, index(b, loc, r)));
+      KeySpan keys = buildMaskKeySpan(b, loc, emitter.maskParams(), ia, ia);
+      if (keys.first)
+        firsts.push_back(keyBound(b, loc, keys.first));
+      if (keys.last)
+        lasts.push_back(keyBound(b, loc, keys.last));
+    }
+    Value firstLanes, lastLanes, lengthLanes;
+    if (!firsts.empty())
+      firstLanes = vector::FromElementsOp::create(b, loc, maskType, firsts);
+    if (!lasts.empty())
+      lastLanes = vector::FromElementsOp::create(b, loc, maskType, lasts);
+    if (kvLength)
+      lengthLanes = vector::BroadcastOp::create(b, loc, maskType, kvLength);
+    Value scale =
+        buildFloatConstant(b, loc, rowType, op.getEffectiveScale());
+    for (int64_t j = 0; j < lk; ++j) {
+      Value &s = scores[j];
+      s = arith::MulFOp::create(b, loc, s, scale);
+      Value key = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(maskType, static_cast<int32_t>(j)));
+      Value allowed;
+      auto require = [&](arith::CmpIPredicate pred, Value bound) {
+        Value c = arith::CmpIOp::create(b, loc, pred, key, bound);
+        allowed = allowed ? arith::AndIOp::create(b, loc, allowed, c) : c;
+      };
+      if (firstLanes)
+        require(arith::CmpIPredicate::sge, firstLanes);
+      if (lastLanes)
+        require(arith::CmpIPredicate::sle, lastLanes);
+      if (lengthLanes)
+        require(arith::CmpIPredicate::slt, lengthLanes);
+      if (allowed)
+        s = arith::SelectOp::create(b, loc, allowed, s, negInf);
+    }
+    // Elementwise trees over the keys.
+    auto tree = [&](SmallVector<Value> values, bool add) {
+      while (values.size() > 1) {
+        SmallVector<Value> next;
+        for (size_t i = 0; i + 1 < values.size(); i += 2)
+          next.push_back(
+              add ? arith::AddFOp::create(b, loc, values[i], values[i + 1])
+                        .getResult()
+                  : arith::MaxNumFOp::create(b, loc, values[i], values[i + 1])
+                        .getResult());
+        if (values.size() % 2)
+          next.push_back(values.back());
+        values = std::move(next);
+      }
+      return values.front();
+    };
+    // m = max S (maxnum, as buildRows); exp offset m, or 0 on rows without
+    // an allowed key.
+    Value m = tree(scores, /*add=*/false);
+    Value offset = arith::SelectOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf),
+        zero, m);
+    SmallVector<Value> probs;
+    for (Value s : scores)
+      probs.push_back(buildExpOfNonPositive(
+          b, loc, arith::SubFOp::create(b, loc, s, offset)));
+    Value l = tree(probs, /*add=*/true);
+    Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l,
+                                       zero);
+    Value inv = arith::SelectOp::create(
+        b, loc, seen,
+        arith::DivFOp::create(b, loc,
+                              buildFloatConstant(b, loc, rowType, 1.0), l),
+        zero);
+    // O^T per chunk of output dims (padded with zero vectors to a square),
+    // transposed back into rows.
+    for (auto [c0, width] : valueChunks) {
+      SmallVector<Value> acc(width, zero);
+      for (int64_t j = 0; j < lk; ++j)
+        for (int64_t c = 0; c < width; ++c) {
+          Value vjc = tensor::ExtractOp::create(
+              b, loc, op.getValue(),
+              ValueRange{bIdx, kvHead, index(b, loc, j),
+                         index(b, loc, c0 + c)});
+          acc[c] = vector::FMAOp::create(
+              b, loc, probs[j], broadcast(b, loc, rowType, vjc), acc[c]);
+        }
+      SmallVector<Value> square(lanes, zero);
+      for (int64_t c = 0; c < width; ++c)
+        square[c] = arith::MulFOp::create(b, loc, acc[c], inv);
+      SmallVector<Value> rows = transposeSquare(b, loc, square);
+      for (int64_t r = 0; r < lanes; ++r) {
+        Value row = rows[r];
+        if (width < lanes)
+          row = vector::ExtractStridedSliceOp::create(
+              b, loc, row, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{width},
+              ArrayRef<int64_t>{1});
+        outTile = vector::TransferWriteOp::create(
+                      b, loc, row, outTile,
+                      ValueRange{arith::AddIOp::create(b, loc, first,
+                                                       index(b, loc, r)),
+                                 index(b, loc, c0)},
+                      ArrayRef<bool>{true})
+                      .getResult();
+      }
+    }
+    if (lseTile) {
+      // lse = m + log l, -inf on rows without allowed keys.
+      Value lse = arith::SelectOp::create(
+          b, loc, seen,
+          arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)),
+          negInf);
+      lseTile = vector::TransferWriteOp::create(b, loc, lse, lseTile,
+                                                ValueRange{first},
+                                                ArrayRef<bool>{true})
+                    .getResult();
+    }
+  }
+
   /// Writes the rows `rows` (indices into the unit's tiles) of `results`
   /// into the output tile and, with `lseTile`, their lse.
   void writeRows(OpBuilder &b, Location loc, ArrayRef<Value> rows,
@@ -428,11 +626,33 @@ private:
           arith::IndexCastOp::create(
               b, loc, b.getIndexType(),
               tensor::ExtractOp::create(b, loc, lengths, ValueRange{bIdx})));
-    buildKeyRows(b, loc);
     Value outTile = tensor::EmptyOp::create(b, loc, {unitRows, ev}, f);
     Value lseTile;
     if (withLse)
       lseTile = tensor::EmptyOp::create(b, loc, {unitRows}, f);
+    // Rows [0, blockRows) in blocks of rows in lanes, the rest row by row.
+    int64_t blockRows = unitRows / lanes * lanes;
+    if (blockRows > 0) {
+      SmallVector<Value> iterInits{outTile};
+      if (lseTile)
+        iterInits.push_back(lseTile);
+      auto loop = scf::ForOp::create(
+          b, loc, index(b, loc, 0), index(b, loc, blockRows),
+          index(b, loc, lanes), iterInits,
+          [&](OpBuilder &lb, Location lloc, Value first, ValueRange args) {
+            Value out = args[0], lse = lseTile ? args[1] : Value();
+            buildLaneBlock(lb, lloc, first, q0, out, lse);
+            SmallVector<Value> yields{out};
+            if (lse)
+              yields.push_back(lse);
+            scf::YieldOp::create(lb, lloc, yields);
+          });
+      outTile = loop.getResult(0);
+      if (lseTile)
+        lseTile = loop.getResult(1);
+    }
+    if (blockRows < unitRows)
+      buildKeyRows(b, loc);
 
     // Rows [0, steps * rowsPerStep) in a loop, the rest after it.
     auto rowsAt = [&](OpBuilder &rb, Value first, int64_t n) {
@@ -444,13 +664,14 @@ private:
       }
       return std::make_pair(local, global);
     };
-    int64_t steps = unitRows / rowsPerStep;
+    int64_t steps = (unitRows - blockRows) / rowsPerStep;
     if (steps > 0) {
       SmallVector<Value> iterInits{outTile};
       if (lseTile)
         iterInits.push_back(lseTile);
       auto loop = scf::ForOp::create(
-          b, loc, index(b, loc, 0), index(b, loc, steps * rowsPerStep),
+          b, loc, index(b, loc, blockRows),
+          index(b, loc, blockRows + steps * rowsPerStep),
           index(b, loc, rowsPerStep), iterInits,
           [&](OpBuilder &lb, Location lloc, Value first, ValueRange args) {
             Value out = args[0], lse = lseTile ? args[1] : Value();
@@ -465,9 +686,9 @@ private:
       if (lseTile)
         lseTile = loop.getResult(1);
     }
-    if (int64_t rest = unitRows - steps * rowsPerStep) {
+    if (int64_t rest = unitRows - blockRows - steps * rowsPerStep) {
       auto [local, global] =
-          rowsAt(b, index(b, loc, steps * rowsPerStep), rest);
+          rowsAt(b, index(b, loc, blockRows + steps * rowsPerStep), rest);
       writeRows(b, loc, local, buildRows(b, loc, global), outTile, lseTile);
     }
 

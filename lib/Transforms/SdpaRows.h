@@ -1,9 +1,10 @@
 //===- SdpaRows.h - attn.sdpa over short key sequences, a row at a time -*-===//
 //
 // The register-row lowering of attn.sdpa with few keys (a small ViT's 17
-// patches per head are the case it is for): per query row, the scores of all
-// keys, the softmax and the output row stay in vector registers. attn-tile
-// picks it when every key of a row fits in a few vectors of the target.
+// patches per head are the case it is for): per block of query rows (a row
+// in each lane) or per query row, the scores of all keys, the softmax and
+// the output rows stay in vector registers. attn-tile picks it when every
+// key of a row fits in a few vectors of the target.
 //
 //===----------------------------------------------------------------------===//
 

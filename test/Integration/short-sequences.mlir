@@ -120,3 +120,15 @@ func.func @causal_local_window(%q: tensor<2x2x11x8xf32>, %k: tensor<2x2x30x8xf32
       : (tensor<2x2x11x8xf32>, tensor<2x2x30x8xf32>, tensor<2x2x30x8xf32>, tensor<2xi32>) -> tensor<2x2x11x8xf32>
   return %o : tensor<2x2x11x8xf32>
 }
+
+// Blocks of query rows in lanes (18 rows: one 16-row block and two rows on
+// their own on AVX-512, two 8-row blocks on AVX2) with grouped heads,
+// per-sequence padding, a causal window, E = 24 and Ev = 40 (output chunks
+// of 16, 16 and 8 lanes transposed back into rows).
+// CHECK-LABEL: attn-run: @lane_blocks_grouped_window
+// CHECK: CHECK PASSED
+func.func @lane_blocks_grouped_window(%q: tensor<3x4x18x24xf32>, %k: tensor<3x2x21x24xf32>, %v: tensor<3x2x21x40xf32>, %len: tensor<3xi32>) -> (tensor<3x4x18x40xf32>, tensor<3x4x18xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v kv_lengths(%len) {mask = #attn.mask<causal_local>, window_left = 5 : i64, window_right = 0 : i64, align = #attn.align<per_sequence>}
+      : (tensor<3x4x18x24xf32>, tensor<3x2x21x24xf32>, tensor<3x2x21x40xf32>, tensor<3xi32>) -> (tensor<3x4x18x40xf32>, tensor<3x4x18xf32>)
+  return %o, %l : tensor<3x4x18x40xf32>, tensor<3x4x18xf32>
+}

@@ -4,47 +4,65 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=8 block-k=8" | FileCheck %s --check-prefix=TILES
 
 // attn-tile's register-row lowering of short key sequences (a ViT head: 17
-// keys of 16 dims). AVX-512 (16 lanes): per (batch, head), K^T in registers
-// from a 16 x 16 block, and the 17th key's row as it is; the rows four at a
-// time (the 17th after the loop), each row's scores as one 16-lane vector
-// (even and odd head dims in two chains of FMAs) and the 17th key's score as
-// a dot product of the query row with that key row (one product, one vector
-// sum), max and sum as vector reductions, exp in registers, P V as
-// broadcasts of P's lanes times V rows (even and odd keys in two chains),
-// written into the head's output tile.
+// keys of 16 dims). AVX-512 (16 lanes): per (batch, head), rows 0-15 as one
+// block with a row in each lane: Q^T of the block transposed in registers,
+// each key's scores a vector over the rows (K's elements broadcast), max
+// over the keys elementwise (no reduction), exp in registers, O^T = P V
+// likewise, transposed back into rows by four stages of 16 shuffles. Row
+// 16 on its own: K^T in registers from a 16 x 16 block, the row's scores as
+// one 16-lane vector (even and odd head dims in two chains of FMAs) and the
+// 17th key's score as a dot product of the query row with that key's row
+// (one product, one vector sum), max and sum as vector reductions, P V as
+// broadcasts of P's lanes times V rows.
 
 // CHECK-LABEL: func @vit_head
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4x17x16xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x17x16xf32>
 // CHECK: scf.forall (%[[B:.+]], %[[H:.+]]) in (2, 4) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x4x17x16xf32>)
-// CHECK: %[[KB:.+]] = vector.transfer_read %{{.+}}[%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
-// CHECK: vector.transpose %[[KB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-// CHECK: %[[KR:.+]] = vector.transfer_read %{{.+}}[%[[B]], %[[H]], %c16, %c0], %{{.+}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
-// CHECK-NOT: vector<1x16xf32>
-// CHECK: %[[ROWS:.+]] = scf.for %{{.+}} = %c0 to %c16 step %c4 iter_args(%{{.+}} = %{{.+}}) -> (tensor<17x16xf32>)
+// CHECK: %[[QB:.+]] = vector.transfer_read %[[Q]][%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
+// CHECK: vector.transpose %[[QB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
 // CHECK-NOT: linalg.
-// CHECK-COUNT-64: vector.fma {{.*}} : vector<16xf32>
-// CHECK-COUNT-4: arith.addf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK: tensor.extract %[[K]]
+// CHECK-COUNT-272: vector.fma {{.*}} : vector<16xf32>
+// CHECK-COUNT-16: arith.maxnumf {{.*}} : vector<16xf32>
+// CHECK-NOT: vector.reduction
+// CHECK-NOT: math.exp
+// CHECK-COUNT-272: vector.fma {{.*}} : vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
+// The 17th row.
+// CHECK: %[[KB:.+]] = vector.transfer_read %[[K]][%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
+// CHECK: vector.transpose %[[KB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+// CHECK: %[[KR:.+]] = vector.transfer_read %[[K]][%[[B]], %[[H]], %c16, %c0], %{{.+}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
+// CHECK-NOT: vector<1x16xf32>
+// CHECK-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// CHECK: arith.addf %{{.+}}, %{{.+}} : vector<16xf32>
 // CHECK-NOT: vector.fma {{.*}} : vector<1xf32>
-// CHECK: %[[QR:.+]] = vector.transfer_read %{{.+}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
+// CHECK: %[[QR:.+]] = vector.transfer_read %[[Q]]{{.*}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
 // CHECK: %[[PROD:.+]] = arith.mulf %[[QR]], %[[KR]] : vector<16xf32>
 // CHECK: vector.reduction <add>, %[[PROD]] : vector<16xf32> into f32
 // CHECK: vector.reduction <maxnumf>, %{{.+}} : vector<16xf32> into f32
 // CHECK: arith.maxnumf
 // CHECK-NOT: math.exp
 // CHECK: vector.reduction <add>, %{{.+}} : vector<16xf32> into f32
-// CHECK: vector.transfer_write %{{.+}} {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
-// CHECK: scf.yield
-// The 17th row, after the loop.
 // CHECK: vector.transfer_write %{{.+}}, %{{.+}}[%c16, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[B]], %[[H]], 0, 0] [1, 1, 17, 16] [1, 1, 1, 1] : tensor<17x16xf32> into tensor<2x4x17x16xf32>
 
-// AVX2 (8 lanes, 16 registers): K^T from 8 x 8 blocks, scores as two
-// 8-lane vectors and the 17th key's dot product, two rows at a time.
+// AVX2 (8 lanes, 16 registers): rows 0-15 as two blocks of 8 rows in
+// lanes (a loop; Q^T from 8 x 8 blocks; each 8-dim chunk of the output
+// back into rows by three stages of 8 shuffles), row 16
+// on its own with K^T from 8 x 8 blocks and the 17th key's dot product.
 // AVX2-LABEL: func @vit_head
-// AVX2-COUNT-4: vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
-// AVX2-NOT: vector.transpose
-// AVX2: scf.for %{{.+}} = %c0 to %c16 step %c2 iter_args
+// AVX2: scf.for %{{.+}} = %c0 to %c16 step %c8 iter_args
+// AVX2: vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
 // AVX2: vector.fma {{.*}} : vector<8xf32>
+// AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf32>, vector<8xf32>
+// AVX2-COUNT-8: vector.transfer_write {{.*}} : vector<8xf32>, tensor<17x16xf32>
+// AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf32>, vector<8xf32>
+// AVX2-COUNT-8: vector.transfer_write {{.*}} : vector<8xf32>, tensor<17x16xf32>
+// AVX2-NOT: vector.shuffle
+// AVX2: scf.yield
+// AVX2-COUNT-4: vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
 // AVX2-NOT: vector.fma {{.*}} : vector<1xf32>
 // AVX2: vector.reduction <add>, %{{.+}} : vector<16xf32> into f32
 
@@ -67,6 +85,8 @@ func.func @vit_head(%q: tensor<2x4x17x16xf32>, %k: tensor<2x4x17x16xf32>, %v: te
 // m + log l written per row. (The unit batch dim folds away.)
 // CHECK-LABEL: func @causal_lse
 // CHECK: scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x2x13x8xf32>, tensor<1x2x13xf32>)
+// 13 rows (fewer than the lanes): rows four at a time, then the 13th.
+// CHECK: scf.for %{{.+}} = %c0 to %c12 step %c4
 // CHECK: arith.cmpi sge, %{{.+}}, %{{.+}} : vector<16xi32>
 // CHECK: math.log
 // CHECK: tensor.insert
