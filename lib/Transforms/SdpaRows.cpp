@@ -630,18 +630,21 @@ private:
     Value lseTile;
     if (withLse)
       lseTile = tensor::EmptyOp::create(b, loc, {unitRows}, f);
-    // Rows [0, blockRows) in blocks of rows in lanes, the rest row by row.
-    int64_t blockRows = unitRows / lanes * lanes;
-    if (blockRows > 0) {
+    // A loop over rows [begin, end) in steps of `step` whose body writes
+    // the step's rows into the tiles (carried through the loop).
+    auto rowLoop = [&](int64_t begin, int64_t end, int64_t step,
+                       function_ref<void(OpBuilder &, Location, Value,
+                                         Value &, Value &)>
+                           body) {
       SmallVector<Value> iterInits{outTile};
       if (lseTile)
         iterInits.push_back(lseTile);
       auto loop = scf::ForOp::create(
-          b, loc, index(b, loc, 0), index(b, loc, blockRows),
-          index(b, loc, lanes), iterInits,
+          b, loc, index(b, loc, begin), index(b, loc, end),
+          index(b, loc, step), iterInits,
           [&](OpBuilder &lb, Location lloc, Value first, ValueRange args) {
             Value out = args[0], lse = lseTile ? args[1] : Value();
-            buildLaneBlock(lb, lloc, first, q0, out, lse);
+            body(lb, lloc, first, out, lse);
             SmallVector<Value> yields{out};
             if (lse)
               yields.push_back(lse);
@@ -650,11 +653,19 @@ private:
       outTile = loop.getResult(0);
       if (lseTile)
         lseTile = loop.getResult(1);
-    }
+    };
+    // Rows [0, blockRows) in blocks of rows in lanes, the rest row by row.
+    int64_t blockRows = unitRows / lanes * lanes;
+    if (blockRows > 0)
+      rowLoop(0, blockRows, lanes,
+              [&](OpBuilder &lb, Location lloc, Value first, Value &out,
+                  Value &lse) {
+                buildLaneBlock(lb, lloc, first, q0, out, lse);
+              });
     if (blockRows < unitRows)
       buildKeyRows(b, loc);
 
-    // Rows [0, steps * rowsPerStep) in a loop, the rest after it.
+    // The rest rowsPerStep at a time in a loop, the last few after it.
     auto rowsAt = [&](OpBuilder &rb, Value first, int64_t n) {
       SmallVector<Value> local, global;
       for (int64_t r = 0; r < n; ++r) {
@@ -665,27 +676,14 @@ private:
       return std::make_pair(local, global);
     };
     int64_t steps = (unitRows - blockRows) / rowsPerStep;
-    if (steps > 0) {
-      SmallVector<Value> iterInits{outTile};
-      if (lseTile)
-        iterInits.push_back(lseTile);
-      auto loop = scf::ForOp::create(
-          b, loc, index(b, loc, blockRows),
-          index(b, loc, blockRows + steps * rowsPerStep),
-          index(b, loc, rowsPerStep), iterInits,
-          [&](OpBuilder &lb, Location lloc, Value first, ValueRange args) {
-            Value out = args[0], lse = lseTile ? args[1] : Value();
-            auto [local, global] = rowsAt(lb, first, rowsPerStep);
-            writeRows(lb, lloc, local, buildRows(lb, lloc, global), out, lse);
-            SmallVector<Value> yields{out};
-            if (lse)
-              yields.push_back(lse);
-            scf::YieldOp::create(lb, lloc, yields);
-          });
-      outTile = loop.getResult(0);
-      if (lseTile)
-        lseTile = loop.getResult(1);
-    }
+    if (steps > 0)
+      rowLoop(blockRows, blockRows + steps * rowsPerStep, rowsPerStep,
+              [&](OpBuilder &lb, Location lloc, Value first, Value &out,
+                  Value &lse) {
+                auto [local, global] = rowsAt(lb, first, rowsPerStep);
+                writeRows(lb, lloc, local, buildRows(lb, lloc, global), out,
+                          lse);
+              });
     if (int64_t rest = unitRows - blockRows - steps * rowsPerStep) {
       auto [local, global] =
           rowsAt(b, index(b, loc, blockRows + steps * rowsPerStep), rest);
