@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -165,7 +166,8 @@ std::optional<std::pair<Value, Value>> elementwiseSum(linalg::GenericOp op) {
 /// separate pass over the output goes away. The sum is reassociated:
 /// `(bias + x) + sum_k a b` instead of `(bias + sum_k a b) + x`. Returns
 /// whether `op` was rewritten.
-bool foldSumIntoAccumulator(IRRewriter &rewriter, linalg::GenericOp op,
+bool foldSumIntoAccumulator(IRRewriter &rewriter, DominanceInfo &dominance,
+                            linalg::GenericOp op,
                             function_ref<bool(Operation *)> isContraction,
                             function_ref<bool(Operation *)> isFusableInit) {
   std::optional<std::pair<Value, Value>> operands = elementwiseSum(op);
@@ -189,6 +191,14 @@ bool foldSumIntoAccumulator(IRRewriter &rewriter, linalg::GenericOp op,
     auto type = cast<RankedTensorType>(result.getType());
     if (type.getElementType() !=
         cast<RankedTensorType>(other.getType()).getElementType())
+      continue;
+    // A fill's value in another type would need a conversion.
+    if (auto fill = dyn_cast<linalg::FillOp>(producer.getOperation()))
+      if (fill.getInputs()[0].getType() != type.getElementType())
+        continue;
+    // `x` is computed before the contraction (where `P + x` goes): not the
+    // other of two contractions summed, say.
+    if (!dominance.properlyDominates(other, contraction))
       continue;
     rewriter.setInsertionPoint(contraction);
     Location loc = op.getLoc();
@@ -369,7 +379,18 @@ bool foldPermutationIntoForall(IRRewriter &rewriter, linalg::GenericOp op) {
     SmallVector<OpFoldResult> offsets = insert.getMixedOffsets(),
                               sizes = insert.getMixedSizes(),
                               strides = insert.getMixedStrides();
+    // The piece's dims that are not 1 keep their order (a 16 x 16 piece of
+    // two swapped dims would land transposed).
+    std::optional<SmallVector<int64_t>> pieceSizes = getConstantIntValues(sizes);
+    if (!pieceSizes)
+      return false;
+    int64_t lastKept = -1;
     for (auto [k, d] : llvm::enumerate(*perm)) {
+      if ((*pieceSizes)[k] != 1) {
+        if (static_cast<int64_t>(d) < lastKept)
+          return false;
+        lastKept = d;
+      }
       place.offsets[d] = offsets[k];
       place.sizes[d] = sizes[k];
       place.strides[d] = strides[k];
@@ -858,13 +879,14 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     // linalg.transpose, which is tiled into in-register blocks below.
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    DominanceInfo dominance(getOperation());
     for (linalg::GenericOp op : generics) {
       if (foldPermutationIntoReads(rewriter, op) ||
           foldPermutationIntoForall(rewriter, op))
         continue;
       if (op.hasPureTensorSemantics() &&
           foldSumIntoAccumulator(
-              rewriter, op,
+              rewriter, dominance, op,
               [](Operation *c) {
                 auto linalgOp = dyn_cast<linalg::LinalgOp>(c);
                 return linalgOp && isContraction(linalgOp);
@@ -1083,10 +1105,11 @@ struct WidenContractFactors : OpRewritePattern<vector::ContractionOp> {
 /// f32 erf (GELU's) as one odd rational function of the argument clamped
 /// to [-4, 4] (erf(4) rounds to 1 in f32): x P(x^2) / Q(x^2), with P of
 /// degree 6 and Q of degree 4 in x^2 (the minimax coefficients that Eigen
-/// and XLA use; within 4.5e-7 of erf on all of R). MLIR's approximation
-/// picks its coefficients per interval with selects (three intervals, ~16
-/// blends per vector); this is 2 compares, 2 selects, 12 FMAs or products
-/// and one division. NaN stays NaN (ordered compares keep it in the clamp).
+/// and XLA use; within 4.5e-7 of erf on all of R), the quotient clamped
+/// into [-1, 1]. MLIR's approximation picks its coefficients per interval
+/// with selects (three intervals, ~16 blends per vector); this is 4
+/// compares, 4 selects, 12 FMAs or products and one division. NaN stays NaN
+/// (ordered compares keep it in the clamps).
 struct ErfAsRational : OpRewritePattern<math::ErfOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1099,18 +1122,22 @@ struct ErfAsRational : OpRewritePattern<math::ErfOp> {
     auto constant = [&](double v) {
       return buildFloatConstant(rewriter, loc, type, v);
     };
-    Value x = op.getOperand();
-    Value four = constant(4.0), minusFour = constant(-4.0);
-    x = arith::SelectOp::create(
-        rewriter, loc,
-        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT, x,
-                              four),
-        four, x);
-    x = arith::SelectOp::create(
-        rewriter, loc,
-        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT, x,
-                              minusFour),
-        minusFour, x);
+    // v clamped into [-bound, bound] by ordered compares (NaN stays).
+    auto clamp = [&](Value v, double bound) {
+      Value hi = constant(bound), lo = constant(-bound);
+      v = arith::SelectOp::create(
+          rewriter, loc,
+          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT, v,
+                                hi),
+          hi, v);
+      return arith::SelectOp::create(
+                 rewriter, loc,
+                 arith::CmpFOp::create(rewriter, loc,
+                                       arith::CmpFPredicate::OLT, v, lo),
+                 lo, v)
+          .getResult();
+    };
+    Value x = clamp(op.getOperand(), 4.0);
     Value x2 = arith::MulFOp::create(rewriter, loc, x, x);
     auto horner = [&](ArrayRef<double> coefficients) {
       Value acc = constant(coefficients.front());
@@ -1126,7 +1153,9 @@ struct ErfAsRational : OpRewritePattern<math::ErfOp> {
                       -1.68282697438203e-03, -7.37332916720468e-03,
                       -1.42647390514189e-02});
     p = arith::MulFOp::create(rewriter, loc, x, p);
-    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, p, q);
+    // Near |x| = 4 the quotient can round a few ulp past 1.
+    rewriter.replaceOp(
+        op, clamp(arith::DivFOp::create(rewriter, loc, p, q), 1.0));
     return success();
   }
 };
@@ -1186,9 +1215,9 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     }
 
     RewritePatternSet patterns(&getContext());
+    // f32 erf; erf in other element types stays with MLIR's patterns (as
+    // before: f16 has its own approximation there, bf16 none).
     patterns.add<ErfAsRational>(&getContext(), /*benefit=*/2);
-    // erf in other types (f16 / bf16 ones are widened to f32 by MLIR's
-    // patterns, then taken by ErfAsRational).
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       return name == math::ExpOp::getOperationName() ||
              name == math::LogOp::getOperationName() ||

@@ -156,7 +156,8 @@ func.func @bf16_fma(%a: memref<8x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memre
 // f32 erf (GELU's) is one rational function of the argument clamped to
 // [-4, 4]: two ordered compares and selects (NaN passes through), x P(x^2)
 // with P of degree 6 and Q(x^2) of degree 4 in Horner form (10 FMAs), one
-// division; none of MLIR's per-interval coefficient selects.
+// division, the quotient clamped into [-1, 1] (it can round a few ulp past
+// 1 near |x| = 4); none of MLIR's per-interval coefficient selects.
 
 // CHECK-LABEL: func @erf_rational
 // CHECK-SAME: %[[X:[a-z0-9]+]]: vector<16xf32>
@@ -170,8 +171,12 @@ func.func @bf16_fma(%a: memref<8x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memre
 // CHECK-COUNT-4: math.fma %{{.+}}, %[[X2]], %{{.+}} : vector<16xf32>
 // CHECK: %[[P:.+]] = arith.mulf %[[C2]], %{{.+}} : vector<16xf32>
 // CHECK: %[[R:.+]] = arith.divf %[[P]], %{{.+}} : vector<16xf32>
+// CHECK: %[[RHI:.+]] = arith.cmpf ogt, %[[R]], %{{.+}} : vector<16xf32>
+// CHECK: %[[R1:.+]] = arith.select %[[RHI]], %{{.+}}, %[[R]]
+// CHECK: %[[RLO:.+]] = arith.cmpf olt, %[[R1]], %{{.+}} : vector<16xf32>
+// CHECK: %[[R2:.+]] = arith.select %[[RLO]], %{{.+}}, %[[R1]]
 // CHECK-NOT: arith.select
-// CHECK: return %[[R]]
+// CHECK: return %[[R2]]
 func.func @erf_rational(%x: vector<16xf32>) -> vector<16xf32> {
   %e = math.erf %x : vector<16xf32>
   return %e : vector<16xf32>

@@ -431,3 +431,75 @@ func.func @heads_read_through(%qkv: tensor<2x17x4x16xf32>) -> tensor<2x17x4x16xf
   } -> tensor<2x17x4x16xf32>
   return %merge : tensor<2x17x4x16xf32>
 }
+
+// -----
+
+// A sum of two linear layers: the first product is computed before the
+// second contraction, so the sum goes into the second's accumulator (not
+// into the first's, where the second product does not exist yet).
+
+// CHECK-LABEL: func @sum_of_two_products
+// CHECK: %[[FIRST:.+]] = scf.for
+// CHECK: scf.for
+// CHECK:   scf.for
+// CHECK:     tensor.extract_slice %[[FIRST]]
+// CHECK:     arith.addf {{.*}} : vector<8x32xf32>
+// CHECK:     vector.contract
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @sum_of_two_products(%x: tensor<64x32xf32>, %w: tensor<32x64xf32>, %y: tensor<64x32xf32>, %u: tensor<32x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<64x32xf32>, tensor<32x64xf32>) outs(%f : tensor<64x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  %e2 = tensor.empty() : tensor<64x64xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y, %u : tensor<64x32xf32>, tensor<32x64xf32>) outs(%f2 : tensor<64x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  %e3 = tensor.empty() : tensor<64x64xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e3 : tensor<64x64xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %s = arith.addf %in, %in2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %sum : tensor<64x64xf32>
+}
+
+// -----
+
+// A merge whose pieces would land transposed (a 16 x 16 piece of the two
+// swapped dims) stays a copy.
+
+// CHECK-LABEL: func @merge_would_transpose
+// CHECK: %[[R:.+]] = scf.forall
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%{{.+}}, 0, 0, 0] [1, 16, 16, 4] [1, 1, 1, 1] : tensor<16x16x4xf32> into tensor<2x16x16x4xf32>
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[R]]
+func.func @merge_would_transpose(%x: tensor<2x16x16x4xf32>) -> tensor<2x16x16x4xf32> {
+  %e = tensor.empty() : tensor<2x16x16x4xf32>
+  %r = scf.forall (%b) in (2) shared_outs(%o = %e) -> (tensor<2x16x16x4xf32>) {
+    %piece = tensor.extract_slice %x[%b, 0, 0, 0] [1, 16, 16, 4] [1, 1, 1, 1] : tensor<2x16x16x4xf32> to tensor<16x16x4xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %piece into %o[%b, 0, 0, 0] [1, 16, 16, 4] [1, 1, 1, 1] : tensor<16x16x4xf32> into tensor<2x16x16x4xf32>
+    }
+  }
+  %e2 = tensor.empty() : tensor<2x16x16x4xf32>
+  %merge = linalg.generic {indexing_maps = [affine_map<(b, l, h, c) -> (b, h, l, c)>, affine_map<(b, l, h, c) -> (b, l, h, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r : tensor<2x16x16x4xf32>) outs(%e2 : tensor<2x16x16x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x16x16x4xf32>
+  return %merge : tensor<2x16x16x4xf32>
+}
