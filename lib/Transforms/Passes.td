@@ -684,8 +684,8 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     polynomial approximations (vectorized, no libm calls; -inf inputs give
     exact 0; f32 `erf`, GELU's, is one rational function of the argument
     clamped to [-4, 4], x P(x^2) / Q(x^2) with P of degree 6 and Q of
-    degree 4, within 4.5e-7 of erf, instead of MLIR's per-interval
-    coefficients chosen by selects), and lowers multi-reductions, broadcasts, shape casts,
+    degree 4, within 4.5e-7 of erf and clamped into [-1, 1], instead of
+    MLIR's per-interval coefficients chosen by selects), and lowers multi-reductions, broadcasts, shape casts,
     transposes (16 x 16 blocks as in-register shuffles on AVX-512) and permuted transfers to
     forms `convert-vector-to-llvm` handles. Float sum reductions get
     `fastmath<reassoc>` (a tree instead of one dependent add per lane) and
