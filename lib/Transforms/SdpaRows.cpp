@@ -223,6 +223,61 @@ private:
     return arith::IndexCastOp::create(b, loc, b.getI32Type(), clamped);
   }
 
+  /// Where keys `keys` (i32 lanes) satisfy first <= key <= last and
+  /// key < length (i32 lanes each; null: no such bound), and-ed into
+  /// `allowed` (null: none yet); null when nothing constrains them.
+  static Value keysWithin(OpBuilder &b, Location loc, Value keys, Value first,
+                          Value last, Value length, Value allowed) {
+    auto require = [&](arith::CmpIPredicate pred, Value bound) {
+      if (!bound)
+        return;
+      Value c = arith::CmpIOp::create(b, loc, pred, keys, bound);
+      allowed = allowed ? arith::AndIOp::create(b, loc, allowed, c) : c;
+    };
+    require(arith::CmpIPredicate::sge, first);
+    require(arith::CmpIPredicate::sle, last);
+    require(arith::CmpIPredicate::slt, length);
+    return allowed;
+  }
+
+  /// The softmax's pieces after the max `m` and the sum `l` (f32 scalars
+  /// or vectors of rows), shared by rows and lane blocks. The exp offset:
+  /// m, or 0 when every key is masked (m = -inf), so that P = exp(-inf) =
+  /// 0 there.
+  static Value expOffset(OpBuilder &b, Location loc, Value m) {
+    Type t = m.getType();
+    return arith::SelectOp::create(
+        b, loc,
+        arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ, m,
+            buildFloatConstant(b, loc, t,
+                               -std::numeric_limits<double>::infinity())),
+        buildFloatConstant(b, loc, t, 0.0), m);
+  }
+  /// Whether a row saw an allowed key (l > 0), and 1 / l there (0 where
+  /// not: the row's output is 0).
+  static std::pair<Value, Value> inverseSum(OpBuilder &b, Location loc,
+                                            Value l) {
+    Type t = l.getType();
+    Value zero = buildFloatConstant(b, loc, t, 0.0);
+    Value seen =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
+    Value inv = arith::SelectOp::create(
+        b, loc, seen,
+        arith::DivFOp::create(b, loc, buildFloatConstant(b, loc, t, 1.0), l),
+        zero);
+    return {seen, inv};
+  }
+  /// lse = m + log l, -inf on a row without allowed keys.
+  static Value logSumExp(OpBuilder &b, Location loc, Value m, Value l,
+                         Value seen) {
+    return arith::SelectOp::create(
+        b, loc, seen,
+        arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)),
+        buildFloatConstant(b, loc, m.getType(),
+                           -std::numeric_limits<double>::infinity()));
+  }
+
   /// Where the lanes of the key chunk at `k0` (`width` keys) are allowed
   /// for the query at absolute position `ia` and exist (j < Lk): the mask
   /// kind's key span of the row (exact for one row of the interval kinds:
@@ -238,25 +293,18 @@ private:
     Value keyIdx = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(maskType, ArrayRef<int32_t>(keys)));
     Value allowed;
-    auto require = [&](arith::CmpIPredicate pred, Value bound) {
-      Value c = arith::CmpIOp::create(
-          b, loc, pred, keyIdx,
-          vector::BroadcastOp::create(b, loc, maskType, bound));
-      allowed = allowed ? arith::AndIOp::create(b, loc, allowed, c) : c;
-    };
     if (k0 + width > lk)
       allowed = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::slt, keyIdx,
           arith::ConstantOp::create(
               b, loc,
               DenseElementsAttr::get(maskType, static_cast<int32_t>(lk))));
-    if (span.first)
-      require(arith::CmpIPredicate::sge, span.first);
-    if (span.last)
-      require(arith::CmpIPredicate::sle, span.last);
-    if (kvLength)
-      require(arith::CmpIPredicate::slt, kvLength);
-    return allowed;
+    auto lanesOf = [&](Value bound) -> Value {
+      return bound ? vector::BroadcastOp::create(b, loc, maskType, bound)
+                   : Value();
+    };
+    return keysWithin(b, loc, keyIdx, lanesOf(span.first),
+                      lanesOf(span.last), lanesOf(kvLength), allowed);
   }
 
   /// The query rows `rows` (of head hIdx, batch bIdx) side by side, each
@@ -313,9 +361,6 @@ private:
             arith::MulFOp::create(b, loc, qRow, lastKeyRow));
         scores[r].push_back(broadcast(b, loc, t, dot));
       }
-    Value negInf =
-        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
-    Value zero = buildFloatConstant(b, loc, f, 0.0);
     SmallVector<RowResult> results(n);
     SmallVector<SmallVector<Value>> probs(n);
     for (int64_t r = 0; r < n; ++r) {
@@ -360,11 +405,7 @@ private:
     for (int64_t r = 0; r < n; ++r)
       results[r].m = reduceRow(scores[r], vector::CombiningKind::MAXNUMF);
     for (int64_t r = 0; r < n; ++r) {
-      Value m = results[r].m;
-      Value offset = arith::SelectOp::create(
-          b, loc,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf),
-          zero, m);
+      Value offset = expOffset(b, loc, results[r].m);
       for (auto [c, s] : llvm::enumerate(scores[r]))
         probs[r].push_back(buildExpOfNonPositive(
             b, loc,
@@ -401,13 +442,8 @@ private:
     }
     for (int64_t r = 0; r < n; ++r) {
       RowResult &res = results[r];
-      res.seen =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, res.l, zero);
-      Value inv = arith::SelectOp::create(
-          b, loc, res.seen,
-          arith::DivFOp::create(b, loc, buildFloatConstant(b, loc, f, 1.0),
-                                res.l),
-          zero);
+      Value inv;
+      std::tie(res.seen, inv) = inverseSum(b, loc, res.l);
       for (auto [c, chunk] : llvm::enumerate(valueChunks)) {
         Value &out = res.out[c];
         out = arith::MulFOp::create(
@@ -492,18 +528,8 @@ private:
       Value key = arith::ConstantOp::create(
           b, loc,
           DenseElementsAttr::get(maskType, static_cast<int32_t>(j)));
-      Value allowed;
-      auto require = [&](arith::CmpIPredicate pred, Value bound) {
-        Value c = arith::CmpIOp::create(b, loc, pred, key, bound);
-        allowed = allowed ? arith::AndIOp::create(b, loc, allowed, c) : c;
-      };
-      if (firstLanes)
-        require(arith::CmpIPredicate::sge, firstLanes);
-      if (lastLanes)
-        require(arith::CmpIPredicate::sle, lastLanes);
-      if (lengthLanes)
-        require(arith::CmpIPredicate::slt, lengthLanes);
-      if (allowed)
+      if (Value allowed = keysWithin(b, loc, key, firstLanes, lastLanes,
+                                     lengthLanes, Value()))
         s = arith::SelectOp::create(b, loc, allowed, s, negInf);
     }
     // Elementwise trees over the keys.
@@ -525,22 +551,13 @@ private:
     // m = max S (maxnum, as buildRows); exp offset m, or 0 on rows without
     // an allowed key.
     Value m = tree(scores, /*add=*/false);
-    Value offset = arith::SelectOp::create(
-        b, loc,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf),
-        zero, m);
+    Value offset = expOffset(b, loc, m);
     SmallVector<Value> probs;
     for (Value s : scores)
       probs.push_back(buildExpOfNonPositive(
           b, loc, arith::SubFOp::create(b, loc, s, offset)));
     Value l = tree(probs, /*add=*/true);
-    Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l,
-                                       zero);
-    Value inv = arith::SelectOp::create(
-        b, loc, seen,
-        arith::DivFOp::create(b, loc,
-                              buildFloatConstant(b, loc, rowType, 1.0), l),
-        zero);
+    auto [seen, inv] = inverseSum(b, loc, l);
     // O^T per chunk of output dims (padded with zero vectors to a square),
     // transposed back into rows.
     for (auto [c0, width] : valueChunks) {
@@ -574,11 +591,7 @@ private:
       }
     }
     if (lseTile) {
-      // lse = m + log l, -inf on rows without allowed keys.
-      Value lse = arith::SelectOp::create(
-          b, loc, seen,
-          arith::AddFOp::create(b, loc, m, math::LogOp::create(b, loc, l)),
-          negInf);
+      Value lse = logSumExp(b, loc, m, l, seen);
       lseTile = vector::TransferWriteOp::create(b, loc, lse, lseTile,
                                                 ValueRange{first},
                                                 ArrayRef<bool>{true})
@@ -590,8 +603,6 @@ private:
   /// into the output tile and, with `lseTile`, their lse.
   void writeRows(OpBuilder &b, Location loc, ArrayRef<Value> rows,
                  ArrayRef<RowResult> results, Value &outTile, Value &lseTile) {
-    Value negInf =
-        buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
     for (auto [row, res] : llvm::zip(rows, results)) {
       for (auto [c, chunk] : llvm::enumerate(valueChunks))
         outTile = vector::TransferWriteOp::create(
@@ -601,13 +612,8 @@ private:
                       .getResult();
       if (!lseTile)
         continue;
-      // lse = m + log l, -inf on a row without allowed keys.
-      Value lse = arith::SelectOp::create(
-          b, loc, res.seen,
-          arith::AddFOp::create(b, loc, res.m,
-                                math::LogOp::create(b, loc, res.l)),
-          negInf);
-      lseTile = tensor::InsertOp::create(b, loc, lse, lseTile, row);
+      lseTile = tensor::InsertOp::create(
+          b, loc, logSumExp(b, loc, res.m, res.l, res.seen), lseTile, row);
     }
   }
 

@@ -133,6 +133,21 @@ bool isContraction(linalg::LinalgOp op) {
          body.getOperations().size() == 3 + extensions;
 }
 
+/// Whether `op` is a producer of a contraction's accumulator that the
+/// contraction's register tiles can compute themselves: a linalg.fill, or
+/// an elementwise generic (every loop parallel, one result: the online
+/// softmax's rescale `a * acc` of the accumulator it then adds P V into).
+bool isFusableInit(Operation *op) {
+  if (isa<linalg::FillOp>(op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  return generic && generic->getNumResults() == 1 &&
+         generic.getNumLoops() == generic.getNumParallelLoops() &&
+         llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) {
+           return m.isProjectedPermutation();
+         });
+}
+
 /// The operands of an elementwise `a + b` generic (identity maps, one
 /// result, every loop parallel, body one arith.addf of the two inputs), or
 /// nullopt.
@@ -167,9 +182,7 @@ std::optional<std::pair<Value, Value>> elementwiseSum(linalg::GenericOp op) {
 /// `(bias + x) + sum_k a b` instead of `(bias + sum_k a b) + x`. Returns
 /// whether `op` was rewritten.
 bool foldSumIntoAccumulator(IRRewriter &rewriter, DominanceInfo &dominance,
-                            linalg::GenericOp op,
-                            function_ref<bool(Operation *)> isContraction,
-                            function_ref<bool(Operation *)> isFusableInit) {
+                            linalg::GenericOp op) {
   std::optional<std::pair<Value, Value>> operands = elementwiseSum(op);
   if (!operands)
     return false;
@@ -561,21 +574,6 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     return sizes;
   }
 
-  /// Whether `op` is a producer of a contraction's accumulator that the
-  /// contraction's register tiles can compute themselves: a linalg.fill, or
-  /// an elementwise generic (every loop parallel, one result: the online
-  /// softmax's rescale `a * acc` of the accumulator it then adds P V into).
-  static bool isFusableInit(Operation *op) {
-    if (isa<linalg::FillOp>(op))
-      return true;
-    auto generic = dyn_cast<linalg::GenericOp>(op);
-    return generic && generic->getNumResults() == 1 &&
-           generic.getNumLoops() == generic.getNumParallelLoops() &&
-           llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) {
-             return m.isProjectedPermutation();
-           });
-  }
-
   /// The producer of contraction `op`'s accumulator that its tiles compute
   /// (isFusableInit): a fill (which may have other users, e.g. the loop init
   /// that CSE merged it with; they keep the fill), or an elementwise op whose
@@ -885,13 +883,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
           foldPermutationIntoForall(rewriter, op))
         continue;
       if (op.hasPureTensorSemantics() &&
-          foldSumIntoAccumulator(
-              rewriter, dominance, op,
-              [](Operation *c) {
-                auto linalgOp = dyn_cast<linalg::LinalgOp>(c);
-                return linalgOp && isContraction(linalgOp);
-              },
-              [](Operation *p) { return isFusableInit(p); }))
+          foldSumIntoAccumulator(rewriter, dominance, op))
         continue;
       std::optional<SmallVector<int64_t>> perm =
           linalg::isaTransposeOpInterface(op);
