@@ -200,7 +200,7 @@ std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target) {
   // sizes turn off.
   std::vector<TileChoice> out{TileChoice{0, 0, 0, 0}};
   for (int64_t bk : {32, 64, 128})
-    for (int64_t bq : {32, 48, 64, 96, 128})
+    for (int64_t bq : {32, 48, 64, 96, 128, 256})
       out.push_back({below(bq, rows), bk, rows, cols});
   // One row fewer and more than the heuristic's register tile (when it
   // fits the registers), at the usual tile sizes.

@@ -82,7 +82,7 @@ private:
 
 /// The candidates swept for `target`: the target's heuristic (zeros: the
 /// tiles attn-tile and attn-vectorize choose, or attn-tile's register rows
-/// for short key sequences), block-q near {32, 48, 64, 96, 128}
+/// for short key sequences), block-q near {32, 48, 64, 96, 128, 256}
 /// (rounded down to whole register tiles) x block-k in {32, 64, 128} with
 /// the target's register tile, and register tiles of one row fewer and more
 /// at block-q near 48 and 64, block-k 64.
