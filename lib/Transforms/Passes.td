@@ -389,12 +389,13 @@ def AttnTile : Pass<"attn-tile"> {
     rows near 64 — 64 on AVX-512 and NEON (8-row tiles), 60 on AVX2 (6-row
     tiles) — when it divides Lq, else 64 or 32 when they divide Lq (then
     AVX2 runs 4-row tiles: padding Q and copying the output out of a padded
-    buffer cost more), else the multiple of the rows. Where every query
-    tile visits every key (a dense mask kind and no `mask_mod`), Lq >= 1024
-    and 256 divides Lq, `block-q` is 256: each query tile streams all of
-    K^T and V through the caches, and four times the rows per key tile
-    fetched took 9-15 % off dense L = 8192, E = 128 on Zen 4 (within noise
-    at L = 1024 and 4096).
+    buffer cost more), else the multiple of the rows. For f32 attention
+    where every query tile visits every key (a dense mask kind and no
+    `mask_mod`) and Lk >= 1024, `block-q` is 256 when 256 divides
+    Lq >= 1024 and B x H x Lq / 256 >= 16 tiles remain for the threads:
+    each query tile streams all of K^T and V through the caches, and four
+    times the rows per key tile fetched took 9-15 % off dense L = 8192,
+    E = 128 on Zen 4 (within noise at L = 1024 and 4096).
 
     Short key sequences (`short-sequences`, on by default, and no block size
     given): f32 attention whose Lk keys and Ev-wide output row each fit in

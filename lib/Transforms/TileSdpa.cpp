@@ -532,13 +532,18 @@ private:
 /// 30 ms), else the multiple of the rows.
 ///
 /// `longRows`: every query tile visits every key (no mask kind, graph or
-/// mask_mod bounds the keys), so each query tile streams all of K^T and V
-/// through the caches once. Then 256 query rows when Lq >= 1024 is a
-/// multiple of 256 (PyTorch's flash CPU kernel takes 256 from Lq = 768):
-/// four times the rows per key tile fetched. Measured on Zen 4, one thread,
-/// B 1 H 8 E 128: L = 8192 2.90-3.04 s against 3.34-3.46 (9-15 %; the
-/// x86-64-v3 target 2.91-2.98 against 3.39-3.48), L = 1024 and 4096 and
-/// E = 64 within noise either way, and on two threads too.
+/// mask_mod bounds the keys) of a long key sequence (Lk >= 1024), so each
+/// query tile streams all of one head's K^T and V through the caches. Then
+/// 256 query rows when Lq >= 1024 is a multiple of 256 (PyTorch's flash CPU
+/// kernel takes 256 from Lq = 768) and that leaves at least
+/// kMinLongTileUnits query tiles for the threads: four times the rows per
+/// key tile fetched. Measured on Zen 4, one thread, B 1 H 8 E 128: L = 8192
+/// 2.90-3.04 s against 3.34-3.46 (9-15 %; the x86-64-v3 target 2.91-2.98
+/// against 3.39-3.48), L = 1024 and 4096 and E = 64 within noise either
+/// way, and on two threads too. f32 only: the bf16 dot-product path
+/// measured 64-row tiles best (docs/Rationale.md).
+constexpr int64_t kMinLongTileUnits = 16;
+
 std::pair<int64_t, int64_t> defaultBlocks(const CpuTarget &target, int64_t lq,
                                           bool longRows) {
   int64_t rows = target.registerTileRows();
@@ -580,9 +585,13 @@ bool takesEdgeList(SdpaOp op, double graphEdgeDensity) {
 /// The block sizes of `op`: the options where given, else the target's.
 std::pair<int64_t, int64_t> blocksFor(SdpaOp op, int64_t blockQ,
                                       int64_t blockK) {
-  bool longRows = op.getMask() == MaskKind::dense && op.getMaskMod().empty();
-  auto [targetQ, targetK] =
-      defaultBlocks(getCpuTarget(op), getShape(op.getQuery())[2], longRows);
+  ArrayRef<int64_t> q = getShape(op.getQuery());
+  int64_t lq = q[2];
+  bool longRows = op.getMask() == MaskKind::dense && op.getMaskMod().empty() &&
+                  getElementType(op.getQuery()).isF32() &&
+                  getShape(op.getKey())[2] >= 1024 &&
+                  q[0] * q[1] * (lq / 256) >= kMinLongTileUnits;
+  auto [targetQ, targetK] = defaultBlocks(getCpuTarget(op), lq, longRows);
   return {blockQ > 0 ? blockQ : targetQ, blockK > 0 ? blockK : targetK};
 }
 

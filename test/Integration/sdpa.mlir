@@ -43,15 +43,16 @@ func.func @dense_square_lse(%q: tensor<1x2x17x8xf32>, %k: tensor<1x2x17x8xf32>, 
   return %o, %l : tensor<1x2x17x8xf32>, tensor<1x2x17xf32>
 }
 
-// Dense with Lq = 1024: attn-tile's default query tile is 256 rows (every
-// query tile visits every key); keys past the tiles' multiple and per-batch
-// kv_lengths (the last batch fully padded), with the lse.
+// Dense with Lq = Lk = 1024 (and 24 query tiles): attn-tile's default query
+// tile is 256 rows (every query tile visits every key); keys past the key
+// tiles' multiple (1030) and per-batch kv_lengths (the last batch fully
+// padded), with the lse.
 // CHECK-LABEL: attn-run: @dense_long_query_tiles
 // CHECK: CHECK PASSED
-func.func @dense_long_query_tiles(%q: tensor<3x1x1024x16xf32>, %k: tensor<3x1x150x16xf32>, %v: tensor<3x1x150x8xf32>, %len: tensor<3xi32>) -> (tensor<3x1x1024x8xf32>, tensor<3x1x1024xf32>) {
+func.func @dense_long_query_tiles(%q: tensor<3x2x1024x16xf32>, %k: tensor<3x2x1030x16xf32>, %v: tensor<3x2x1030x8xf32>, %len: tensor<3xi32>) -> (tensor<3x2x1024x8xf32>, tensor<3x2x1024xf32>) {
   %o, %l = attn.sdpa %q, %k, %v kv_lengths(%len)
-      : (tensor<3x1x1024x16xf32>, tensor<3x1x150x16xf32>, tensor<3x1x150x8xf32>, tensor<3xi32>) -> (tensor<3x1x1024x8xf32>, tensor<3x1x1024xf32>)
-  return %o, %l : tensor<3x1x1024x8xf32>, tensor<3x1x1024xf32>
+      : (tensor<3x2x1024x16xf32>, tensor<3x2x1030x16xf32>, tensor<3x2x1030x8xf32>, tensor<3xi32>) -> (tensor<3x2x1024x8xf32>, tensor<3x2x1024xf32>)
+  return %o, %l : tensor<3x2x1024x8xf32>, tensor<3x2x1024xf32>
 }
 
 // Lq < Lk: bottom-right aligned (KV-cache decoding).
