@@ -524,6 +524,10 @@ private:
   Value maskModFull;
 };
 
+/// The fewest query tiles (B x H x Lq / block-q) that 256-row tiles may
+/// leave for the threads (defaultBlocks' `longRows`).
+constexpr int64_t kMinLongTileUnits = 16;
+
 /// Query and key rows per tile for `target` and `lq` query rows (see the
 /// pass description): 64 keys; queries a multiple of attn-vectorize's
 /// register-tile rows near 64 when that divides `lq`, else 64 or 32 when
@@ -542,8 +546,6 @@ private:
 /// against 3.39-3.48), L = 1024 and 4096 and E = 64 within noise either
 /// way, and on two threads too. f32 only: the bf16 dot-product path
 /// measured 64-row tiles best (docs/Rationale.md).
-constexpr int64_t kMinLongTileUnits = 16;
-
 std::pair<int64_t, int64_t> defaultBlocks(const CpuTarget &target, int64_t lq,
                                           bool longRows) {
   int64_t rows = target.registerTileRows();
