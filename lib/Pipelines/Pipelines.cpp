@@ -72,6 +72,11 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     options.modifyPublicFunctions = true;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(options));
   }
+  // Temporaries of a loop body (a query tile's scores, probabilities and row
+  // statistics, fresh buffers in every key tile) are allocated once before
+  // the loop instead of a malloc and a free per iteration; allocations stay
+  // inside scf.forall (each thread its own) and yielded buffers stay put.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   // Kernels leave the functions before deallocation runs on them (it does
   // not know the effects of gpu ops such as subgroup reductions).
   if (gpu)
