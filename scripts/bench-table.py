@@ -9,6 +9,7 @@ run, OpenBLAS from both. Usage:
 
   scripts/bench-table.py [--full] [--filter REGEX] [--min-time SECONDS]
                          [--peers | --no-peers | --peers-only] [--peer-budget SECONDS]
+                         [--iree-max-l L]
                          [--plot FILE.png | --no-plot]
 
 On a terminal, attn-bench's own lines show its progress on stderr (quiet
@@ -23,9 +24,11 @@ with "/" (e.g. "/causal/L1024/") to match every peer.
 
 Python peers (on by default when their virtualenv exists: scripts/install-peers.sh,
 ${ATTN_PEERS_VENV:-/opt/attn-peers}): after attn-bench, bench/peers/torch_peers.py
-times PyTorch SDPA (dense, causal, local), FlexAttention (causal, local) and PyG's
-GATConv on every (family, L, E, threads) attn-mlir was timed at, and the tables
-get their columns and attn-mlir's speedup over each. --peers-only skips
+times PyTorch SDPA (dense, causal, local), FlexAttention (causal, local), IREE's
+llvm-cpu backend (dense, causal, local in f32, at L <= --iree-max-l, default
+1024: it computes every score at ~1/30 of attn-mlir's speed, ~11 s a call at
+L = 4096) and PyG's GATConv on every (family, L, E, threads) attn-mlir was
+timed at, and the tables get their columns and attn-mlir's speedup over each. --peers-only skips
 attn-bench and prints the peer columns alone for the default (or --full)
 configurations the filter matches.
 """
@@ -43,8 +46,12 @@ BENCH = os.path.join(os.environ.get("ATTN_BUILD_DIR", os.path.join(ROOT, "build"
                      "bin", "attn-bench")
 PEERS_SCRIPT = os.path.join(ROOT, "bench", "peers", "torch_peers.py")
 # Peers of each attn-mlir family: (torch_peers.py --impl, its column).
-PEER_IMPLS = {"dense": ("sdpa",), "causal": ("sdpa", "flex"), "local": ("sdpa", "flex"),
+PEER_IMPLS = {"dense": ("sdpa", "iree"), "causal": ("sdpa", "flex", "iree"),
+              "local": ("sdpa", "flex", "iree"),
               "dense-bf16": ("sdpa",), "causal-bf16": ("sdpa",)}
+# The peer columns of the attention tables: (torch_peers.py name, header).
+PEER_COLUMNS = (("torch-sdpa", "PyTorch SDPA"), ("torch-flex", "Flex"),
+                ("iree-llvm-cpu", "IREE"))
 GAT_NAME = re.compile(r"gat-(fused|unfused)/N(\d+)/D(\d+)/H8/C8/T(\d+)$")
 
 
@@ -94,8 +101,9 @@ def index(report):
 class Peers:
     """The Python peers: what the venv has, and their timings by config."""
 
-    def __init__(self, venv):
+    def __init__(self, venv, iree_max_l=1024):
         self.venv = venv
+        self.iree_max_l = iree_max_l
         self.python = os.path.join(venv, "bin", "python")
         self.info = None
         self.results = {}  # (peer, family, L, E, threads) -> JSON row
@@ -109,16 +117,19 @@ class Peers:
     def has(self, impl):
         i = self.info or {}
         return bool({"sdpa": i.get("torch"), "flex": i.get("flex"),
-                     "pyg": i.get("pyg")}[impl])
+                     "iree": i.get("iree"), "pyg": i.get("pyg")}[impl])
 
     def status(self):
-        names = {"sdpa": "PyTorch SDPA", "flex": "FlexAttention", "pyg": "PyG"}
+        names = {"sdpa": "PyTorch SDPA", "flex": "FlexAttention", "iree": "IREE",
+                 "pyg": "PyG"}
         i = self.info or {}
         found = []
         if self.has("sdpa"):
             found.append(f"PyTorch {i['torch']} SDPA")
         if self.has("flex"):
             found.append("FlexAttention")
+        if self.has("iree"):
+            found.append(f"IREE {i['iree']} (llvm-cpu)")
         if self.has("pyg"):
             found.append(f"PyG {i['pyg']}")
         missing = [names[k] for k in names if not self.has(k)]
@@ -131,6 +142,8 @@ class Peers:
                 f"missing: {', '.join(missing) or 'none'}")
 
     def run(self, impl, family, lens, dims, threads, budget):
+        if impl == "iree":
+            lens = {l for l in lens if l <= self.iree_max_l}
         if not self.has(impl) or not lens:
             return
         # "dense-bf16": the dense family on bf16 tensors.
@@ -175,9 +188,10 @@ class Peers:
 
 
 def peer_cells(peers, family, l, e, t, ms):
-    """'SDPA ms | speedup | Flex ms | speedup |' for one attn-mlir row."""
+    """'SDPA ms | speedup | Flex ms | speedup | IREE ms | speedup |' for one
+    attn-mlir row."""
     cells = []
-    for peer in ("torch-sdpa", "torch-flex"):
+    for peer, _ in PEER_COLUMNS:
         pm = peers.ms(peer, family, l, e, t)
         cells += [f"{pm:.2f}" if pm else "-",
                   f"{pm / ms:.2f}x" if pm and ms else "-"]
@@ -205,11 +219,13 @@ def peers_only(args, peers):
     fmt = lambda v: f"{v:.2f}" if v else "-"
     if attention:
         print()
-        print("| family | L | E | threads | PyTorch SDPA ms | Flex ms |")
-        print("|---|---|---|---|---|---|")
+        print("| family | L | E | threads |" +
+              "".join(f" {name} ms |" for _, name in PEER_COLUMNS))
+        print("|---|---|---|---|" + "---|" * len(PEER_COLUMNS))
         for f, l, e, t in sorted(attention, key=lambda c: (c[0], c[2], c[1], c[3])):
-            print(f"| {f} | {l} | {e} | {t} | {fmt(peers.ms('torch-sdpa', f, l, e, t))} | "
-                  f"{fmt(peers.ms('torch-flex', f, l, e, t))} |")
+            print(f"| {f} | {l} | {e} | {t} |" +
+                  "".join(f" {fmt(peers.ms(peer, f, l, e, t))} |"
+                          for peer, _ in PEER_COLUMNS))
     if gat:
         print()
         print("| GAT (N 100k, degree 16, H 8, C 8) | threads | PyG ms | PyG peak MB |")
@@ -234,6 +250,9 @@ def main():
                    default=os.environ.get("ATTN_PEERS_VENV", "/opt/attn-peers"))
     p.add_argument("--peer-budget", type=float, default=1.0,
                    help="seconds of timed calls per peer configuration")
+    p.add_argument("--iree-max-l", type=int, default=1024,
+                   help="the IREE peer runs at L <= this (it computes every score, "
+                        "~1/30 of attn-mlir's speed)")
     p.add_argument("--plot", default="bench-table.png",
                    help="the PNG plot written after the table")
     p.add_argument("--no-plot", dest="plot", action="store_const", const="")
@@ -247,7 +266,7 @@ def main():
 
     peers = None
     if args.peers is not False or args.peers_only:
-        peers = Peers(args.peers_venv)
+        peers = Peers(args.peers_venv, args.iree_max_l)
         print(peers.status())
         if peers.info is None:
             peers = None
@@ -298,16 +317,20 @@ def main():
               f"{dot_peak[1]:.0f} GFLOP/s (1 thread), {dot_peak[2]:.0f} GFLOP/s "
               "(2 threads); the -bf16 families' % peak is of it.")
     if peers:
-        print("PyTorch peers: median of >= 3 calls after warm-up, ~"
+        print("Python peers: median of >= 3 calls after warm-up, ~"
               f"{args.peer_budget:g} s each; SDPA takes local as a dense bool mask "
               "(every score computed); Flex is torch.compile(flex_attention) with a "
-              "block mask (causal, local); speedup = peer ms / attn-mlir ms.")
+              "block mask (causal, local); IREE is iree_linalg_ext.attention on its "
+              "llvm-cpu backend (target-cpu=host; masks as an [L, L] i1 operand, "
+              f"every score computed; f32, L <= {args.iree_max_l}); "
+              "speedup = peer ms / attn-mlir ms.")
     print()
     print("| family | L | E | threads | attn-mlir ms | GFLOP/s useful (dense-eq) | % peak (useful) | "
           "OpenBLAS-unfused ms env / best | speedup vs best | Halide (unblocked schedule) ms | speedup vs Halide | "
           "reference ms |" + (" PyTorch SDPA ms | speedup vs SDPA | Flex ms | speedup vs Flex |"
-                              if peers else ""))
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" * 4 if peers else ""))
+                              " IREE ms | speedup vs IREE |" if peers else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" +
+          ("---|" * 2 * len(PEER_COLUMNS) if peers else ""))
     def order(item):
         family, l, e, t = item[0][1].split("/")
         return (family, int(e[1:]), int(l[1:]), int(t[1:]))
@@ -348,6 +371,8 @@ def main():
                                             threads)
             bars["FlexAttention"] = peers.ms("torch-flex", family, int(l[1:]),
                                              int(e[1:]), threads)
+            bars["IREE"] = peers.ms("iree-llvm-cpu", family, int(l[1:]), int(e[1:]),
+                                    threads)
         plot_rows.append((family, f"L{l[1:]} E{e[1:]} T{threads}", bars))
     print_graph_tables(env_rows, peers, plot_rows)
     if args.plot:

@@ -5,8 +5,9 @@
 # Hugging Face fixtures of the tests); matplotlib (bench-table.py's plot);
 # and those of the ViT main job (bench/peers/vit_peers.py):
 # torchvision (the model), ONNX (torch.onnx.export, TorchScript exporter),
-# ONNX Runtime and OpenVINO. Idempotent; Debian 12, as root. Not part of the
-# tests.
+# ONNX Runtime and OpenVINO; and IREE's compiler and runtime (its llvm-cpu
+# backend compiling iree_linalg_ext.attention, a peer of attn-bench's
+# attention). Idempotent; Debian 12, as root. Not part of the tests.
 #
 #   bash scripts/install-peers.sh          # venv at ${ATTN_PEERS_VENV:-/opt/attn-peers}
 #
@@ -19,6 +20,7 @@ set -euo pipefail
 VENV="${ATTN_PEERS_VENV:-/opt/attn-peers}"
 TORCH_VERSION="2.15.0"
 TORCHVISION_VERSION="0.29.2"   # the torchvision release built against torch 2.15
+IREE_VERSION="3.13.0"          # iree-base-compiler and iree-base-runtime
 PY=/usr/bin/python3
 
 apt_updated=0
@@ -61,7 +63,7 @@ unset PIP_FIND_LINKS PIP_EXTRA_INDEX_URL
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" torch-geometric numpy matplotlib \
   "torchvision==$TORCHVISION_VERSION" onnx onnxruntime openvino transformers \
-  safetensors
+  safetensors "iree-base-compiler==$IREE_VERSION" "iree-base-runtime==$IREE_VERSION"
 
 echo "install-peers: installed in $VENV:"
 "$VENV/bin/python" -W ignore::FutureWarning - <<'EOF'
@@ -70,7 +72,7 @@ import sys
 print(f"  python {sys.version.split()[0]}")
 for name in ("torch", "torch-geometric", "numpy", "torchvision", "onnx",
              "onnxruntime", "openvino", "transformers", "safetensors",
-             "matplotlib"):
+             "matplotlib", "iree-base-compiler", "iree-base-runtime"):
     print(f"  {name} {md.version(name)}")
 import torch
 from torch.nn.attention.flex_attention import flex_attention  # noqa: F401
@@ -80,6 +82,8 @@ import onnx  # noqa: F401
 import transformers  # noqa: F401
 import onnxruntime
 import openvino
+import iree.compiler  # noqa: F401
+import iree.runtime  # noqa: F401
 print(f"  onnxruntime providers {onnxruntime.get_available_providers()}, "
       f"openvino devices {openvino.Core().available_devices}")
 print(f"  torch CPU threads {torch.get_num_threads()}, CUDA available: "

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""PyTorch peers of attn-bench: SDPA, FlexAttention and PyG's GATConv.
+"""Python peers of attn-bench: PyTorch SDPA, FlexAttention, IREE's llvm-cpu
+backend and PyG's GATConv.
 
 Runs with the peers' virtualenv (scripts/install-peers.sh):
 
   /opt/attn-peers/bin/python bench/peers/torch_peers.py \\
       --family causal,local --impl sdpa,flex --L 512,1024 --E 64 --threads 1,2
+  /opt/attn-peers/bin/python bench/peers/torch_peers.py --family dense --impl iree --L 1024
   /opt/attn-peers/bin/python bench/peers/torch_peers.py --family gat --impl pyg --threads 1
   /opt/attn-peers/bin/python bench/peers/torch_peers.py --probe     # versions, as JSON
 
@@ -27,6 +29,17 @@ torch.compile(flex_attention) with a create_block_mask block mask (built once,
 outside the timed calls), which skips empty blocks. Before timing, each
 (family, impl, dtype) is checked once at L = 512 against a float64 reference
 and Flex against SDPA (allclose); a mismatch aborts with exit code 1.
+
+iree: iree_linalg_ext.attention on [H, L, E] (the heads as its batch), scale
+1/sqrt(E) and an identity score region, with the mask (causal, local,
+document) as an [L, L] i1 operand, true = attend (IREE computes every score:
+no skipping), compiled by iree-compile for llvm-cpu with
+--iree-llvmcpu-target-cpu=host. One thread is IREE's local-sync driver
+(inline, on the calling thread), more are local-task with
+--task_topology_max_group_count; each configuration runs in a fresh process
+(the runtime's flags are process-wide) on device-resident inputs, and its
+output is checked against the float64 reference (L <= 2048) before timing.
+f32 only.
 
 gat: PyG GATConv(64, 8, heads=8, bias=False) (attn-bench's attn.gat has no
 bias) on a graph of N = 100000 nodes, each with 16 in-edges from uniformly
@@ -52,8 +65,10 @@ import warnings
 warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\.jit")
 
 ATTN_FAMILIES = ("dense", "causal", "local", "document")
-IMPL_FAMILIES = {"sdpa": ATTN_FAMILIES, "flex": ATTN_FAMILIES, "pyg": ("gat",)}
-PEER_NAMES = {"sdpa": "torch-sdpa", "flex": "torch-flex", "pyg": "pyg-gatconv"}
+IMPL_FAMILIES = {"sdpa": ATTN_FAMILIES, "flex": ATTN_FAMILIES, "iree": ATTN_FAMILIES,
+                 "pyg": ("gat",)}
+PEER_NAMES = {"sdpa": "torch-sdpa", "flex": "torch-flex", "iree": "iree-llvm-cpu",
+              "pyg": "pyg-gatconv"}
 
 
 def csv(conv=str):
@@ -210,6 +225,98 @@ def run_attention(impl, family, l, e, threads, dtype, args, checked):
     return row
 
 
+# ---------------------------------------------------------------------- IREE
+
+def iree_source(family, h, l, e):
+    """iree_linalg_ext.attention on [H, L, E] f32 (and an [L, L] i1 mask)."""
+    t = f"tensor<{h}x{l}x{e}xf32>"
+    masked = family != "dense"
+    mask_arg = f", %mask: tensor<{l}x{l}xi1>" if masked else ""
+    mask_in = ", %mask" if masked else ""
+    mask_type = f", tensor<{l}x{l}xi1>" if masked else ""
+    mask_map = "\n      affine_map<(b, m, n, k1, k2) -> (m, k2)>," if masked else ""
+    return f"""func.func @attention(%q: {t}, %k: {t}, %v: {t}{mask_arg}) -> {t} {{
+  %scale = arith.constant {1.0 / math.sqrt(e)!r} : f32
+  %init = tensor.empty() : {t}
+  %o = iree_linalg_ext.attention <{{indexing_maps = [
+      affine_map<(b, m, n, k1, k2) -> (b, m, k1)>,
+      affine_map<(b, m, n, k1, k2) -> (b, k2, k1)>,
+      affine_map<(b, m, n, k1, k2) -> (b, k2, n)>,
+      affine_map<(b, m, n, k1, k2) -> ()>,{mask_map}
+      affine_map<(b, m, n, k1, k2) -> (b, m, n)>]}}>
+      ins(%q, %k, %v, %scale{mask_in} : {t}, {t}, {t}, f32{mask_type})
+      outs(%init : {t}) {{
+    ^bb0(%score: f32):
+      iree_linalg_ext.yield %score : f32
+  }} -> {t}
+  return %o : {t}
+}}
+"""
+
+
+def iree_child(args):
+    """One IREE configuration, in a fresh process (the caller spawns it)."""
+    import numpy as np
+    import torch
+    import iree.compiler
+    import iree.runtime as rt
+    family, l, e, h, threads = args.family[0], args.L[0], args.E[0], args.H, args.threads[0]
+    if threads > 1:
+        rt.flags.parse_flags(f"--task_topology_max_group_count={threads}")
+    vmfb = iree.compiler.compile_str(
+        iree_source(family, h, l, e), target_backends=["llvm-cpu"],
+        extra_args=["--iree-llvmcpu-target-cpu=host"])
+    config = rt.Config("local-sync" if threads == 1 else "local-task")
+    ctx = rt.SystemContext(config=config)
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
+    fn = ctx.modules.module["attention"]
+    q = make_qkv(h, l, e, "f32")
+    inputs = [t[0].numpy() for t in q]
+    mask = dense_mask(family, l, args)
+    if mask is not None:
+        inputs.append(mask.numpy())
+    dev = [rt.asdevicearray(config.device, a) for a in inputs]
+    out = fn(*dev)
+    note = ("iree_linalg_ext.attention, llvm-cpu, target-cpu=host, "
+            + ("local-sync" if threads == 1 else f"local-task x {threads}"))
+    if mask is not None:
+        note += "; mask as an [L, L] i1 operand: all L x L scores, no skipping"
+    if l <= 2048:
+        got = torch.from_numpy(np.asarray(out.to_host())).double().unsqueeze(0)
+        err = (got - reference(family, l, args, q)).abs().max().item()
+        if not err <= 2e-4:
+            sys.exit(f"torch_peers: iree {family} L={l} E={e} differs from the float64 "
+                     f"reference: max abs error {err:.3g}")
+        note += f"; checked vs float64: max abs error {err:.1e}"
+    ms, reps = time_call(lambda: fn(*dev), args.budget)
+    print(json.dumps({"peer": PEER_NAMES["iree"], "family": family, "L": l, "E": e,
+                      "H": h, "threads": threads, "dtype": "f32", "ms": ms,
+                      "reps": reps, "note": note}))
+
+
+def run_iree(family, l, e, threads, dtype, args):
+    row = {"peer": PEER_NAMES["iree"], "family": family, "L": l, "E": e, "H": args.H,
+           "threads": threads, "dtype": dtype, "ms": None}
+    if dtype != "f32":
+        row["error"] = "the IREE peer runs f32 only"
+        return row
+    cmd = [sys.executable, os.path.abspath(__file__), "--iree-child",
+           "--family", family, "--L", str(l), "--E", str(e), "--H", str(args.H),
+           "--threads", str(threads), "--budget", str(args.budget),
+           "--window", str(args.window), "--docs", str(args.docs)]
+    if args.doc_causal:
+        cmd.append("--doc-causal")
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
+    if proc.returncode == 0 and lines:
+        return json.loads(lines[-1])
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    if "differs from the float64 reference" in tail:
+        sys.exit(tail)
+    row["error"] = tail[:300]
+    return row
+
+
 # ----------------------------------------------------------------------- GAT
 
 def rss_kb(field):
@@ -281,7 +388,7 @@ def run_gat(threads, args):
 
 def probe():
     info = {"python": sys.version.split()[0], "prefix": sys.prefix,
-            "torch": None, "flex": None, "pyg": None}
+            "torch": None, "flex": None, "pyg": None, "iree": None}
     try:
         import torch
         info["torch"] = torch.__version__
@@ -294,6 +401,13 @@ def probe():
         info["pyg"] = torch_geometric.__version__
     except Exception as exc:
         info["pyg_error"] = f"{type(exc).__name__}: {exc}"[:200]
+    try:
+        import importlib.metadata
+        import iree.compiler  # noqa: F401
+        import iree.runtime  # noqa: F401
+        info["iree"] = importlib.metadata.version("iree-base-compiler")
+    except Exception as exc:
+        info["iree_error"] = f"{type(exc).__name__}: {exc}"[:200]
     print(json.dumps(info))
 
 
@@ -301,7 +415,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--family", type=csv(), default=["dense"],
                    help="dense,causal,local,document,gat")
-    p.add_argument("--impl", type=csv(), default=["sdpa"], help="sdpa,flex,pyg")
+    p.add_argument("--impl", type=csv(), default=["sdpa"], help="sdpa,flex,iree,pyg")
     p.add_argument("--L", type=csv(int), default=[512])
     p.add_argument("--E", type=csv(int), default=[64])
     p.add_argument("--H", type=int, default=8)
@@ -317,11 +431,14 @@ def main():
     p.add_argument("--no-check", action="store_true", help="skip the numerics check")
     p.add_argument("--probe", action="store_true", help="print versions and exit")
     p.add_argument("--gat-child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--iree-child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.probe:
         return probe()
     if args.gat_child:
         return gat_child(args)
+    if args.iree_child:
+        return iree_child(args)
     for name, values, allowed in (("family", args.family, ATTN_FAMILIES + ("gat",)),
                                   ("impl", args.impl, tuple(IMPL_FAMILIES)),
                                   ("dtype", args.dtype, ("f32", "bf16"))):
@@ -331,7 +448,7 @@ def main():
     configs = [(impl, fam) for fam in args.family for impl in args.impl
                if fam in IMPL_FAMILIES[impl]]
     if not configs:
-        p.error("no (family, impl) pair applies: sdpa/flex take attention "
+        p.error("no (family, impl) pair applies: sdpa/flex/iree take attention "
                 "families, pyg takes gat")
     checked = set()
     for impl, family in configs:
@@ -343,7 +460,9 @@ def main():
             for e in args.E:
                 for l in args.L:
                     for t in args.threads:
-                        row = run_attention(impl, family, l, e, t, dtype, args, checked)
+                        row = (run_iree(family, l, e, t, dtype, args) if impl == "iree"
+                               else run_attention(impl, family, l, e, t, dtype, args,
+                                                  checked))
                         print(json.dumps(row), flush=True)
 
 
