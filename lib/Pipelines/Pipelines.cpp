@@ -74,9 +74,17 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
   }
   // Temporaries of a loop body (a query tile's scores, probabilities and row
   // statistics, fresh buffers in every key tile) are allocated once before
-  // the loop instead of a malloc and a free per iteration; allocations stay
-  // inside scf.forall (each thread its own) and yielded buffers stay put.
-  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  // the loop instead of a malloc and a free per iteration: buffer-hoisting
+  // first lifts allocations out of conditional regions (a causal diagonal
+  // tile's masked scores, a mask_mod tile's step), buffer-loop-hoisting then
+  // out of the loops. Allocations stay inside scf.forall (each thread its
+  // own) and yielded buffers stay put. Not for GPU kernels, whose buffers
+  // are the device's.
+  if (!gpu) {
+    pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createBufferLoopHoistingPass());
+  }
   // Kernels leave the functions before deallocation runs on them (it does
   // not know the effects of gpu ops such as subgroup reductions).
   if (gpu)
