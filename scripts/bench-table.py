@@ -26,8 +26,8 @@ Python peers (on by default when their virtualenv exists: scripts/install-peers.
 ${ATTN_PEERS_VENV:-/opt/attn-peers}): after attn-bench, bench/peers/torch_peers.py
 times PyTorch SDPA (dense, causal, local), FlexAttention (causal, local), IREE's
 llvm-cpu backend (dense, causal, local in f32, at L <= --iree-max-l, default
-1024: it computes every score at ~1/30 of attn-mlir's speed, ~11 s a call at
-L = 4096) and PyG's GATConv on every (family, L, E, threads) attn-mlir was
+1024: it computes every score, 24-30x slower than attn-mlir on dense attention
+and more where masks let attn-mlir skip, ~11 s a call at L = 4096) and PyG's GATConv on every (family, L, E, threads) attn-mlir was
 timed at, and the tables get their columns and attn-mlir's speedup over each. --peers-only skips
 attn-bench and prints the peer columns alone for the default (or --full)
 configurations the filter matches.
@@ -252,7 +252,7 @@ def main():
                    help="seconds of timed calls per peer configuration")
     p.add_argument("--iree-max-l", type=int, default=1024,
                    help="the IREE peer runs at L <= this (it computes every score, "
-                        "~1/30 of attn-mlir's speed)")
+                        "24-30x slower than attn-mlir on dense attention)")
     p.add_argument("--plot", default="bench-table.png",
                    help="the PNG plot written after the table")
     p.add_argument("--no-plot", dest="plot", action="store_const", const="")
