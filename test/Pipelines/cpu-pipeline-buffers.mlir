@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v4 threads=1" --mlir-print-ir-after=buffer-loop-hoisting -o /dev/null 2>&1 | FileCheck %s
-// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v4 threads=2" --mlir-print-ir-after=buffer-loop-hoisting -o /dev/null 2>&1 | FileCheck %s
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v4 threads=1" --mlir-disable-threading --mlir-print-ir-after=buffer-loop-hoisting -o /dev/null 2>&1 | FileCheck %s
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v4 threads=2" --mlir-disable-threading --mlir-print-ir-after=buffer-loop-hoisting -o /dev/null 2>&1 | FileCheck %s
 
 // The buffers of a query tile's temporaries (scores, probabilities, row
 // statistics; a causal diagonal tile's masked scores) are allocated once
@@ -7,7 +7,8 @@
 // key tile: buffer-hoisting and buffer-loop-hoisting move them out of the
 // key loop and its conditional regions after bufferization (a malloc and a
 // free per key tile otherwise), but not out of the scf.forall, whose
-// iterations run on different threads.
+// iterations run on different threads. (--mlir-disable-threading: the
+// functions' dumps in source order.)
 
 // CHECK-LABEL: func.func @dense
 // CHECK-NOT: memref.alloc() {{.*}} : memref<64x64xf32>
