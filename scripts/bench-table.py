@@ -49,9 +49,11 @@ PEERS_SCRIPT = os.path.join(ROOT, "bench", "peers", "torch_peers.py")
 PEER_IMPLS = {"dense": ("sdpa", "iree"), "causal": ("sdpa", "flex", "iree"),
               "local": ("sdpa", "flex", "iree"),
               "dense-bf16": ("sdpa",), "causal-bf16": ("sdpa",)}
-# The peer columns of the attention tables: (torch_peers.py name, header).
-PEER_COLUMNS = (("torch-sdpa", "PyTorch SDPA"), ("torch-flex", "Flex"),
-                ("iree-llvm-cpu", "IREE"))
+# The peer columns of the attention tables: (torch_peers.py name, column
+# header, its name in "speedup vs", its label in the plot).
+PEER_COLUMNS = (("torch-sdpa", "PyTorch SDPA", "SDPA", "PyTorch SDPA"),
+                ("torch-flex", "Flex", "Flex", "FlexAttention"),
+                ("iree-llvm-cpu", "IREE", "IREE", "IREE"))
 GAT_NAME = re.compile(r"gat-(fused|unfused)/N(\d+)/D(\d+)/H8/C8/T(\d+)$")
 
 
@@ -191,7 +193,7 @@ def peer_cells(peers, family, l, e, t, ms):
     """'SDPA ms | speedup | Flex ms | speedup | IREE ms | speedup |' for one
     attn-mlir row."""
     cells = []
-    for peer, _ in PEER_COLUMNS:
+    for peer, *_ in PEER_COLUMNS:
         pm = peers.ms(peer, family, l, e, t)
         cells += [f"{pm:.2f}" if pm else "-",
                   f"{pm / ms:.2f}x" if pm and ms else "-"]
@@ -220,12 +222,12 @@ def peers_only(args, peers):
     if attention:
         print()
         print("| family | L | E | threads |" +
-              "".join(f" {name} ms |" for _, name in PEER_COLUMNS))
+              "".join(f" {name} ms |" for _, name, *_ in PEER_COLUMNS))
         print("|---|---|---|---|" + "---|" * len(PEER_COLUMNS))
         for f, l, e, t in sorted(attention, key=lambda c: (c[0], c[2], c[1], c[3])):
             print(f"| {f} | {l} | {e} | {t} |" +
                   "".join(f" {fmt(peers.ms(peer, f, l, e, t))} |"
-                          for peer, _ in PEER_COLUMNS))
+                          for peer, *_ in PEER_COLUMNS))
     if gat:
         print()
         print("| GAT (N 100k, degree 16, H 8, C 8) | threads | PyG ms | PyG peak MB |")
@@ -327,8 +329,9 @@ def main():
     print()
     print("| family | L | E | threads | attn-mlir ms | GFLOP/s useful (dense-eq) | % peak (useful) | "
           "OpenBLAS-unfused ms env / best | speedup vs best | Halide (unblocked schedule) ms | speedup vs Halide | "
-          "reference ms |" + (" PyTorch SDPA ms | speedup vs SDPA | Flex ms | speedup vs Flex |"
-                              " IREE ms | speedup vs IREE |" if peers else ""))
+          "reference ms |" + ("".join(f" {name} ms | speedup vs {short} |"
+                                      for _, name, short, _ in PEER_COLUMNS)
+                              if peers else ""))
     print("|---|---|---|---|---|---|---|---|---|---|---|---|" +
           ("---|" * 2 * len(PEER_COLUMNS) if peers else ""))
     def order(item):
@@ -367,12 +370,8 @@ def main():
         bars = {"attn-mlir": ms, "OpenBLAS-unfused": blas_best and blas_best["real_time"],
                 "Halide": halide and halide["real_time"]}
         if peers:
-            bars["PyTorch SDPA"] = peers.ms("torch-sdpa", family, int(l[1:]), int(e[1:]),
-                                            threads)
-            bars["FlexAttention"] = peers.ms("torch-flex", family, int(l[1:]),
-                                             int(e[1:]), threads)
-            bars["IREE"] = peers.ms("iree-llvm-cpu", family, int(l[1:]), int(e[1:]),
-                                    threads)
+            for peer, _, _, label in PEER_COLUMNS:
+                bars[label] = peers.ms(peer, family, int(l[1:]), int(e[1:]), threads)
         plot_rows.append((family, f"L{l[1:]} E{e[1:]} T{threads}", bars))
     print_graph_tables(env_rows, peers, plot_rows)
     if args.plot:

@@ -307,19 +307,9 @@ def run_iree(family, l, e, threads, dtype, args):
            "--window", str(args.window), "--docs", str(args.docs)]
     cmd += ["--doc-causal"] if args.doc_causal else []
     cmd += ["--no-check"] if args.no_check else []
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, timeout=args.iree_timeout)
-    except subprocess.TimeoutExpired:
-        row["error"] = f"timed out after {args.iree_timeout:g} s"
-        return row
-    lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
-    if proc.returncode == 0 and lines:
-        return json.loads(lines[-1])
-    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-    if "differs from the float64 reference" in tail:
-        sys.exit(tail)
-    row["error"] = tail[:300]
+    row = run_child(cmd, row, timeout=args.iree_timeout)
+    if "differs from the float64 reference" in row.get("error", ""):
+        sys.exit(row["error"])
     return row
 
 
@@ -381,13 +371,24 @@ def run_gat(threads, args):
     cmd = [sys.executable, os.path.abspath(__file__), "--gat-child",
            "--threads", str(threads), "--nodes", str(args.nodes),
            "--degree", str(args.degree), "--budget", str(args.budget)]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    return run_child(cmd, {"peer": PEER_NAMES["pyg"], "family": "gat", "L": args.nodes,
+                           "E": 64, "threads": threads, "dtype": "f32", "ms": None})
+
+
+def run_child(cmd, row, timeout=None):
+    """Runs a child configuration (--gat-child, --iree-child): its JSON row,
+    else `row` with the child's last stderr line (or the timeout) as "error"."""
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        row["error"] = f"timed out after {timeout:g} s"
+        return row
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
     if proc.returncode == 0 and lines:
         return json.loads(lines[-1])
-    err = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"peer": PEER_NAMES["pyg"], "family": "gat", "L": args.nodes, "E": 64,
-            "threads": threads, "dtype": "f32", "ms": None, "error": err[:300]}
+    row["error"] = (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
+    return row
 
 
 # ----------------------------------------------------------------------- main
