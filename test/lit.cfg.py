@@ -71,6 +71,10 @@ if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= _flags:
     # Sapphire Rapids and later.
     if "avx512_bf16" in _flags:
         config.available_features.add("host-avx512bf16")
+    # AMX tile products (tdpbf16ps): Sapphire Rapids and later. Elsewhere
+    # the runtime's AMX emulator runs them (attn-run --emulate-amx).
+    if {"amx_tile", "amx_bf16"} <= _flags:
+        config.available_features.add("host-amx")
     # Not in the sanitizer build: ASan's shadow memory does not map under
     # qemu-user (attn-run exits at once, printing nothing); the plain
     # build's run covers the AVX2 path.

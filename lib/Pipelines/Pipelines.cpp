@@ -84,6 +84,10 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
     pm.addNestedPass<func::FuncOp>(
         bufferization::createBufferLoopHoistingPass());
+    // bf16 contractions as AMX tile products on targets with AMX-BF16
+    // (attn-vectorize left them as linalg ops there).
+    if (vectorize)
+      pm.addNestedPass<func::FuncOp>(attn::createAttnLowerAmx());
   }
   // Kernels leave the functions before deallocation runs on them (it does
   // not know the effects of gpu ops such as subgroup reductions).
@@ -128,6 +132,8 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
   toLLVM.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
   // attn-lower-vectors' bf16 dot products (x86vector.avx512.dot).
   toLLVM.x86Vector = true;
+  // attn-lower-amx's tile products.
+  toLLVM.amx = true;
   pm.addPass(createConvertVectorToLLVMPass(toLLVM));
   // Math ops with an LLVM intrinsic (exp, log, absi, ...) become it; the
   // rest (erf of GELU, tanh) libm calls, which math-to-libm would also make

@@ -1,6 +1,8 @@
 //===- Jit.cpp - JIT-compile and call attn modules ------------------------===//
 
 #include "lib/Runtime/Jit.h"
+
+#include "lib/Runtime/Amx.h"
 #include "lib/Runtime/Budget.h"
 
 #include "dialect/AttnDialect.h"
@@ -317,11 +319,24 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
   }
   // The JIT runs the code here: a target this machine cannot run (named by
   // --target-cpu / target_cpu) is an error, not a SIGILL.
+  // Tile instructions need the kernel's permission first, or the emulator.
+  bool amx = false;
   for (auto func : module.getOps<LLVM::LLVMFuncOp>())
-    if (!func.isExternal())
-      if (llvm::Error err = getCpuTarget(func).checkRunsOnHost())
+    if (!func.isExternal()) {
+      const CpuTarget &target = getCpuTarget(func);
+      amx = amx || target.hasFeature("amx-tile");
+      if (llvm::Error err = target.checkRunsOnHost(options.emulateAmx))
         return createStringError("@%s: %s", func.getName().str().c_str(),
                                  llvm::toString(std::move(err)).c_str());
+    }
+  // On a host with AMX the tile instructions run natively (--emulate-amx
+  // or not); elsewhere the emulator executes them.
+  if (amx && CpuTarget::host().hasFeature("amx-tile")) {
+    if (llvm::Error err = requestAmxPermission())
+      return err;
+  } else if (amx && options.emulateAmx) {
+    installAmxEmulator();
+  }
 
   t0 = std::chrono::steady_clock::now();
   auto transformer =

@@ -86,6 +86,10 @@ struct JitOptions {
   /// failed check or cf.assert ends the process with its message and exit
   /// status 1 (attn_check_failed, below).
   bool runtimeChecks = false;
+  /// Run AMX code (a target with AMX) on a host without AMX: the runtime's
+  /// AMX emulator (Amx.h) executes the tile instructions. On a host with
+  /// AMX they run natively either way.
+  bool emulateAmx = false;
   /// Called on the pass manager before it runs (IR printing, timing).
   std::function<void(PassManager &)> configurePassManager;
 

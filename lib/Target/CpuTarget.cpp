@@ -145,7 +145,9 @@ llvm::Expected<CpuTarget> CpuTarget::get(llvm::StringRef triple,
   if (tt.isX86()) {
     if (t.hasFeature("avx512f")) {
       t.vectorBits = 512, t.vectorRegisters = 32;
-      t.isa = t.hasBf16DotProduct() ? "AVX-512 + BF16" : "AVX-512";
+      t.isa = t.hasAmxBf16()          ? "AVX-512 + BF16 + AMX"
+              : t.hasBf16DotProduct() ? "AVX-512 + BF16"
+                                      : "AVX-512";
     } else if (t.hasFeature("avx")) {
       t.vectorBits = 256, t.vectorRegisters = 16;
       t.isa = t.hasFeature("avx2") ? "AVX2" : "AVX";
@@ -177,7 +179,7 @@ const CpuTarget &CpuTarget::host() {
   return host;
 }
 
-llvm::Error CpuTarget::checkRunsOnHost() const {
+llvm::Error CpuTarget::checkRunsOnHost(bool amxEmulated) const {
   const CpuTarget &h = host();
   if (llvm::Triple(triple).getArch() != llvm::Triple(h.triple).getArch())
     return createStringError(
@@ -189,6 +191,8 @@ llvm::Error CpuTarget::checkRunsOnHost() const {
       llvm::sys::getHostCPUFeatures();
   std::string missing;
   for (const std::string &f : enabled) {
+    if (amxEmulated && llvm::StringRef(f).starts_with("amx-"))
+      continue;
     auto it = hostFeatures.find(f);
     if (it != hostFeatures.end() && !it->second)
       missing += (missing.empty() ? "" : ", ") + f;
@@ -196,9 +200,12 @@ llvm::Error CpuTarget::checkRunsOnHost() const {
   if (!missing.empty())
     return createStringError(
         "target CPU '%s'%s%s needs features this host (%s) lacks: %s; the JIT "
-        "runs code on this machine (emit an object to cross-compile)",
+        "runs code on this machine (emit an object to cross-compile%s)",
         cpu.c_str(), features.empty() ? "" : " with ", features.c_str(),
-        h.cpu.c_str(), missing.c_str());
+        h.cpu.c_str(), missing.c_str(),
+        llvm::StringRef(missing).starts_with("amx-")
+            ? "; attn-run --emulate-amx runs AMX code on this host"
+            : "");
   return llvm::Error::success();
 }
 

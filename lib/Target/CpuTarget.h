@@ -55,6 +55,14 @@ struct CpuTarget {
     return vectorBits == 512 && hasFeature("avx512bf16") &&
            hasFeature("avx512vl");
   }
+  /// Whether bf16 contractions run on AMX tiles (`tdpbf16ps`, attn-lower-amx):
+  /// AMX-TILE and AMX-BF16 on top of the bf16 dot products (the softmax
+  /// between the tile products and attn-tile's pair packing use those):
+  /// Sapphire Rapids and later.
+  bool hasAmxBf16() const {
+    return hasBf16DotProduct() && hasFeature("amx-tile") &&
+           hasFeature("amx-bf16");
+  }
   /// f32 elements per vector register.
   int64_t f32Lanes() const { return vectorBits / 32; }
   /// The register tile of a contraction (attn-vectorize): two vector
@@ -73,7 +81,8 @@ struct CpuTarget {
   int64_t elementwiseWidth() const {
     return std::max<int64_t>(f32Lanes(), f32Lanes() * vectorRegisters / 8);
   }
-  /// `AVX-512` (`AVX-512 + BF16` with bf16 dot products), `AVX2`, `SSE`,
+  /// `AVX-512` (`AVX-512 + BF16` with bf16 dot products, `AVX-512 + BF16 +
+  /// AMX` with AMX tile products as well), `AVX2`, `SSE`,
   /// `NEON` or `scalar`: the vector ISA the lowerings target.
   llvm::StringRef isaName() const { return isa; }
 
@@ -87,8 +96,10 @@ struct CpuTarget {
   static const CpuTarget &host();
 
   /// Succeeds when code for this target runs on this machine; otherwise says
-  /// which features the host lacks (the JIT would die with SIGILL).
-  llvm::Error checkRunsOnHost() const;
+  /// which features the host lacks (the JIT would die with SIGILL). With
+  /// `amxEmulated` (the runtime's AMX emulator is installed) the AMX features
+  /// need not be the host's.
+  llvm::Error checkRunsOnHost(bool amxEmulated = false) const;
 
   /// An LLVM TargetMachine for this target at -O3 (position-independent
   /// code when `pic`), to emit assembly or objects.

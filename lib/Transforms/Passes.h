@@ -19,6 +19,12 @@ namespace attn {
 #define GEN_PASS_REGISTRATION
 #include "lib/Transforms/Passes.h.inc"
 
+/// A bf16 pair contraction AMX tiles compute (attn-lower-amx): a
+/// linalg.generic `C[m, n] += extf(A[m, k, p]) * extf(B[k, n, p])` with bf16
+/// A and B, f32 C, p the pair (extent 2), and m, n, k static multiples of 16.
+/// attn-vectorize leaves these to attn-lower-amx on AMX-BF16 targets.
+bool isAmxContraction(Operation *op);
+
 /// attn ops on f16/bf16 tensors -> the same ops on f32 copies, results
 /// rounded back (every lowering includes these: softmax and sums in f32).
 void populateWidenPrecisionPatterns(RewritePatternSet &patterns);

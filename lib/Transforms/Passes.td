@@ -681,6 +681,48 @@ def AttnLowerStridedCopies : Pass<"attn-lower-strided-copies", "::mlir::func::Fu
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnLowerAmx : Pass<"attn-lower-amx", "::mlir::func::FuncOp"> {
+  let summary = "Lower bf16 pair contractions to AMX tile products";
+  let description = [{
+    On a target with AMX-TILE and AMX-BF16 (Sapphire Rapids and later; the
+    function's `target_cpu` / `target_features`), rewrites each bufferized
+    bf16 pair contraction `C[m, n] += A[m, k, p] * B[k, n, p]` (bf16 A and B,
+    f32 C, `p` the element pair; what attn-tile's bf16 mode makes of QK^T and
+    PV, with K^T and V packed once per head in this layout, which is AMX's
+    for the right-hand tile) whose m, n and k are static multiples of 16
+    into AMX tile products: loops over blocks of 2 x 2 (or fewer) 16 x 16 f32
+    accumulator tiles, each loaded from C, multiplied by 16 x 32 bf16 tiles
+    of A (rows) and B (pairs of 16 columns) for each 16 pairs of the
+    reduction (unrolled), and stored back. Four accumulators and their two
+    plus two factor tiles fill the eight tile registers. Each factor's pair
+    dimension is collapsed into its row (`[m, k, 2]` as `[m, 2k]`); a
+    factor whose rows are not contiguous, a C whose rows are not, or any
+    other contraction is left as it is (and becomes scalar loops: attn-tile's
+    packed operands always qualify). attn-vectorize leaves these
+    contractions as linalg ops on such targets, and the CPU pipeline runs
+    this pass after bufferization. Elsewhere the pass changes nothing.
+    LLVM configures the tiles (`ldtilecfg`) from the shapes.
+
+    ```mlir
+    linalg.generic {indexing_maps = [(m, n, k, p) -> (m, k, p),
+                                     (m, n, k, p) -> (k, n, p),
+                                     (m, n, k, p) -> (m, n)], ...}
+        ins(%a, %b : memref<64x32x2xbf16>, memref<32x64x2xbf16>)
+        outs(%c : memref<64x64xf32>)
+    // becomes, per 32 x 32 block (%i, %j) of C and 16 pairs (%k) of A and B:
+    %c00 = amx.tile_load %c[%i, %j] : memref<64x64xf32> into !amx.tile<16x16xf32>
+    %a0 = amx.tile_load %a2[%i, %k2] : memref<64x64xbf16> into !amx.tile<16x32xbf16>
+    %b0 = amx.tile_load %b2[%k, %j2] : memref<32x128xbf16> into !amx.tile<16x32xbf16>
+    %d00 = amx.tile_mulf %a0, %b0, %c00 : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+    amx.tile_store %c[%i, %j], %d00 : memref<64x64xf32>, !amx.tile<16x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::amx::AMXDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
   let summary = "Prepare vectorized, bufferized attention for LLVM";
   let description = [{

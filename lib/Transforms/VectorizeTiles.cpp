@@ -911,6 +911,9 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     for (linalg::LinalgOp op : ops) {
       if (fusedInits.contains(op.getOperation()))
         continue;
+      // AMX tile products, after bufferization (attn-lower-amx).
+      if (target->hasAmxBf16() && attn::isAmxContraction(op))
+        continue;
       if (linalg::LinalgOp init = initProducer(op)) {
         if (!tileContractionWithInit(rewriter, op))
           tileAndVectorize(rewriter, op);

@@ -1,11 +1,19 @@
 // bf16 attention through attn-cpu-pipeline for named targets (never the
-// host's): with AVX512-BF16 (znver4, sapphirerapids) Q K^T and P V are bf16
-// dot products (vdpbf16ps) and P is rounded with vcvtneps2bf16; without it
-// (x86-64-v4, x86-64-v3), or with bf16-dot-product=false, f32 FMAs.
+// host's): with AVX512-BF16 (znver4, sapphirerapids without AMX) Q K^T and
+// P V are bf16 dot products (vdpbf16ps) and P is rounded with
+// vcvtneps2bf16; with AMX as well (sapphirerapids) they are AMX tile
+// products (attn-lower-amx: tdpbf16ps on tiles LLVM configures with
+// ldtilecfg); without AVX512-BF16 (x86-64-v4, x86-64-v3), or with
+// bf16-dot-product=false, f32 FMAs.
 //
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | FileCheck %s --check-prefix=LLVM
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT
-// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids target-features=-amx-tile" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids" | mlir-translate --mlir-to-llvmir | llc -O3 > %t.amx.s
+// RUN: FileCheck %s --check-prefix=AMX --implicit-check-not=vdpbf16ps < %t.amx.s
+// The four accumulators and four factors of a 2 x 2 block fit the eight tile
+// registers: no tile is spilled to the stack.
+// RUN: not grep -E "tile(loadd|stored).*%rsp" %t.amx.s
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v3" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4 bf16-dot-product=false" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
@@ -15,6 +23,14 @@
 // DOT-LABEL: sdpa:
 // DOT: vcvtneps2bf16
 // DOT: vdpbf16ps {{.*}}%zmm
+// AMX-LABEL: sdpa:
+// AMX: ldtilecfg
+// AMX: tileloadd
+// AMX: tdpbf16ps %tmm{{[0-7]}}, %tmm{{[0-7]}}, %tmm{{[0-7]}}
+// AMX: tilestored
+// AMX: vcvtneps2bf16
+// AMX: tdpbf16ps
+// AMX: tilerelease
 // FMA-LABEL: sdpa:
 // FMA-NOT: vdpbf16ps
 // FMA: vfmadd

@@ -5,6 +5,7 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize | FileCheck %s --check-prefix=SPLIT
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v3" --attn-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=AVX2
 // RUN: attn-opt %s --split-input-file --attn-set-target="triple=aarch64-unknown-linux-gnu cpu=neoverse-n1" --attn-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=NEON
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=AMX
 
 // The register tiles come from the function's target (attn-set-target):
 // AVX-512 (x86-64-v4: 16 lanes, 32 registers) 8 x 32, AVX2 (x86-64-v3: 8
@@ -270,6 +271,14 @@ func.func @online_step(%q: tensor<64x64xf32>, %kt: tensor<8x64x64xf32>, %v: tens
 // CHECK:   scf.for %{{.+}} step %c32
 // CHECK:     scf.for %{{.+}} = %c0 to %c32 step %c1
 // CHECK:       vector.contract {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} : vector<8x1x2xbf16>, vector<1x32x2xbf16> into vector<8x32xf32>
+// On a target with AMX (sapphirerapids) the contraction stays a linalg op
+// for attn-lower-amx (after bufferization); its accumulator's fill is
+// vectorized on its own.
+// AMX-LABEL: func @bf16_pairs
+// AMX: vector.transfer_write
+// AMX: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// AMX-NOT: vector.contract
+// AMX: return
 // AVX2-LABEL: func @bf16_pairs
 // AVX2: vector.contract {{.*}} : vector<6x1x2xbf16>, vector<1x16x2xbf16> into vector<6x16xf32>
 // AVX2: vector.contract {{.*}} : vector<4x1x2xbf16>, vector<1x16x2xbf16> into vector<4x16xf32>

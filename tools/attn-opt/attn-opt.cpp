@@ -41,7 +41,7 @@ static constexpr const char *kAttnPasses[] = {
     "attn-simplify-masks",
     "attn-fold-scale",      "attn-lower-to-linalg", "attn-tile",
     "attn-lower-gat",       "attn-lower-gat-unfused", "attn-vectorize",
-    "attn-lower-vectors",   "attn-lower-strided-copies",
+    "attn-lower-vectors",   "attn-lower-amx",       "attn-lower-strided-copies",
     "attn-expand-bf16",     "attn-sdpa-to-gpu",
     "attn-prepare-spirv-kernels", "attn-nest-spirv-modules",
     "attn-subgroup-reduce-to-shuffles", "attn-align-workgroup-buffers",

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IrNesting.h"
+#include "lib/Runtime/Amx.h"
 #include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Evaluate.h"
 #include "lib/Runtime/GpuDevice.h"
@@ -130,6 +131,13 @@ static cl::opt<bool> runtimeChecks(
              "one error line and exit status 1 (attn-runtime-checks; "
              "default on)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> emulateAmx(
+    "emulate-amx",
+    cl::desc("Run AMX code (--target-features=+amx-tile,+amx-bf16, or an AMX "
+             "CPU) on a host without AMX: the tile instructions are executed "
+             "in software from the SIGILL each raises, the rest natively; "
+             "prints how many it executed. For tests: slow"),
+    cl::cat(category));
 static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance of --check"),
                               cl::init(1e-5), cl::cat(category));
 static cl::opt<double>
@@ -821,6 +829,7 @@ int main(int argc, char **argv) {
   options.targetCpu = targetCpu;
   options.targetFeatures = targetFeatures;
   options.runtimeChecks = runtimeChecks;
+  options.emulateAmx = emulateAmx;
   if (gpu) {
     options.sharedLibs.push_back(gpu->library);
     llvm::outs() << "attn-run: " << gpu->target << " device '" << gpu->name
@@ -840,5 +849,13 @@ int main(int argc, char **argv) {
   int status = 0;
   for (const std::string &name : *names)
     status |= runFunction(**jit, original->lookupSymbol<func::FuncOp>(name));
+  if (emulateAmx)
+    llvm::outs() << "attn-run: AMX emulator: " << amxEmulatedInstructions()
+                 << " tile instructions executed"
+                 << (amxEmulatorInstalled()
+                         ? ""
+                         : " (not installed: this host runs AMX natively, "
+                           "or the code uses none)")
+                 << "\n";
   return status;
 }

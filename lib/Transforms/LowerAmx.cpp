@@ -1,0 +1,202 @@
+//===- LowerAmx.cpp - bf16 pair contractions as AMX tile products ---------===//
+//
+// attn-tile's bf16 mode packs K^T and V once per head in the pair layout
+// (`[k, n, 2]`: reduction pairs innermost), which is also AMX's layout for
+// the right-hand tile of `tdpbf16ps` (Intel calls it VNNI). On a target with
+// AMX-BF16 attn-vectorize leaves those contractions (isAmxContraction) as
+// linalg ops; after bufferization this pass rewrites each into loops over
+// blocks of 16 x 16 f32 accumulator tiles, with the reduction unrolled into
+// `amx.tile_load` / `amx.tile_mulf` steps of 32 bf16 factors (16 pairs).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Transforms/Passes.h"
+
+#include "lib/Target/CpuTarget.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERAMX
+#include "lib/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+/// Rows and f32 columns of an accumulator tile; bf16 factors per tile row.
+constexpr int64_t kTileRows = 16;
+constexpr int64_t kTileCols = 16;
+constexpr int64_t kTilePairs = 16;
+
+} // namespace
+
+bool attn::isAmxContraction(Operation *operation) {
+  auto op = dyn_cast<linalg::GenericOp>(operation);
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 4)
+    return false;
+  auto elementType = [](Value v) { return getElementTypeOrSelf(v.getType()); };
+  if (!elementType(op.getDpsInputs()[0]).isBF16() ||
+      !elementType(op.getDpsInputs()[1]).isBF16() ||
+      !elementType(op.getDpsInits()[0]).isF32())
+    return false;
+  // (m, n, k, pair): A[m, k, pair] * B[k, n, pair] summed into C[m, n].
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k, p;
+  bindDims(ctx, m, n, k, p);
+  SmallVector<AffineMap> expected = {
+      AffineMap::get(4, 0, {m, k, p}, ctx), AffineMap::get(4, 0, {k, n, p}, ctx),
+      AffineMap::get(4, 0, {m, n}, ctx)};
+  if (op.getIndexingMapsArray() != expected)
+    return false;
+  using utils::IteratorType;
+  if (op.getIteratorTypesArray() !=
+      SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
+                                IteratorType::reduction,
+                                IteratorType::reduction})
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ShapedType::isDynamicShape(ranges) || ranges[0] % kTileRows != 0 ||
+      ranges[1] % kTileCols != 0 || ranges[2] % kTilePairs != 0 ||
+      ranges[3] != 2)
+    return false;
+  // The body: out + extf(a) * extf(b), nothing else.
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 5)
+    return false;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || add.getLhs() != body.getArgument(2))
+    return false;
+  auto mul = add.getRhs().getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  auto extended = [&](Value v, unsigned arg) {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn() == body.getArgument(arg);
+  };
+  return extended(mul.getLhs(), 0) && extended(mul.getRhs(), 1);
+}
+
+namespace {
+
+/// Whether `type`'s innermost dimension has unit stride (a tile row is read
+/// as contiguous bytes).
+bool innerUnitStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
+}
+
+struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureBufferSemantics() || !attn::isAmxContraction(op))
+      return rewriter.notifyMatchFailure(op, "not a bf16 pair contraction");
+    Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
+          c = op.getDpsInits()[0];
+    // Each factor row-major with its pairs: [m, k, 2] as [m, 2k].
+    SmallVector<ReassociationIndices> pairsInRow = {{0}, {1, 2}};
+    auto aType = cast<MemRefType>(a.getType());
+    auto bType = cast<MemRefType>(b.getType());
+    auto rowsContiguous = [&](MemRefType type) {
+      return memref::CollapseShapeOp::isGuaranteedCollapsible(type,
+                                                              pairsInRow) &&
+             innerUnitStride(memref::CollapseShapeOp::computeCollapsedType(
+                 type, pairsInRow));
+    };
+    if (!rowsContiguous(aType) || !rowsContiguous(bType) ||
+        !innerUnitStride(cast<MemRefType>(c.getType())))
+      return rewriter.notifyMatchFailure(op, "tile rows are not contiguous");
+
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t rows = ranges[0], cols = ranges[1], pairs = ranges[2];
+    // Blocks of up to 2 x 2 accumulator tiles: with their 2 + 2 factor
+    // tiles, the eight tile registers.
+    int64_t blockRows = rows % (2 * kTileRows) == 0 ? 2 : 1;
+    int64_t blockCols = cols % (2 * kTileCols) == 0 ? 2 : 1;
+
+    Location loc = op.getLoc();
+    Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type();
+    auto factorTile = amx::TileType::get({kTileRows, 2 * kTilePairs}, bf16);
+    auto accTile = amx::TileType::get({kTileRows, kTileCols}, f32);
+    Value a2 = memref::CollapseShapeOp::create(rewriter, loc, a, pairsInRow);
+    Value b2 = memref::CollapseShapeOp::create(rewriter, loc, b, pairsInRow);
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    auto rowLoop = scf::ForOp::create(rewriter, loc, index(0), index(rows),
+                                      index(blockRows * kTileRows));
+    rewriter.setInsertionPointToStart(rowLoop.getBody());
+    auto colLoop = scf::ForOp::create(rewriter, loc, index(0), index(cols),
+                                      index(blockCols * kTileCols));
+    rewriter.setInsertionPointToStart(colLoop.getBody());
+    Value row0 = rowLoop.getInductionVar(), col0 = colLoop.getInductionVar();
+    auto plus = [&](Value v, int64_t offset) -> Value {
+      if (offset == 0)
+        return v;
+      return arith::AddIOp::create(rewriter, loc, v, index(offset));
+    };
+    SmallVector<Value> rowAt, colAt, factorColAt;
+    for (int64_t i = 0; i < blockRows; ++i)
+      rowAt.push_back(plus(row0, i * kTileRows));
+    for (int64_t j = 0; j < blockCols; ++j) {
+      colAt.push_back(plus(col0, j * kTileCols));
+      // B's row holds the pairs of its columns: column n at 2n, 2n + 1.
+      factorColAt.push_back(arith::MulIOp::create(rewriter, loc, colAt.back(),
+                                                  index(2)));
+    }
+    SmallVector<Value> acc;
+    for (int64_t i = 0; i < blockRows; ++i)
+      for (int64_t j = 0; j < blockCols; ++j)
+        acc.push_back(amx::TileLoadOp::create(rewriter, loc, accTile, c,
+                                              ValueRange{rowAt[i], colAt[j]}));
+    for (int64_t k = 0; k < pairs; k += kTilePairs) {
+      SmallVector<Value> lhs, rhs;
+      for (int64_t i = 0; i < blockRows; ++i)
+        lhs.push_back(amx::TileLoadOp::create(
+            rewriter, loc, factorTile, a2, ValueRange{rowAt[i], index(2 * k)}));
+      for (int64_t j = 0; j < blockCols; ++j)
+        rhs.push_back(amx::TileLoadOp::create(
+            rewriter, loc, factorTile, b2, ValueRange{index(k), factorColAt[j]}));
+      for (int64_t i = 0; i < blockRows; ++i)
+        for (int64_t j = 0; j < blockCols; ++j) {
+          Value &t = acc[i * blockCols + j];
+          t = amx::TileMulFOp::create(rewriter, loc, accTile, lhs[i], rhs[j],
+                                      t);
+        }
+    }
+    for (int64_t i = 0; i < blockRows; ++i)
+      for (int64_t j = 0; j < blockCols; ++j)
+        amx::TileStoreOp::create(rewriter, loc, c,
+                                 ValueRange{rowAt[i], colAt[j]},
+                                 acc[i * blockCols + j]);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct AttnLowerAmx : attn::impl::AttnLowerAmxBase<AttnLowerAmx> {
+  void runOnOperation() override {
+    if (!attn::getCpuTarget(getOperation()).hasAmxBf16())
+      return;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ContractionToAmxTiles>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
