@@ -12,6 +12,9 @@
 
 #include "bench/Peak.h"
 
+#include "lib/Runtime/Amx.h"
+
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -32,6 +35,8 @@ struct Probe {
   double (*loop)(long rounds, float *sink);
   double flopsPerRound;
   const char *isa;
+  /// Rounds of one ~0.1 s trial.
+  long rounds = 50'000'000;
 };
 
 __attribute__((target("avx512f"))) double avx512Loop(long rounds,
@@ -96,6 +101,43 @@ avx512Bf16Loop(long rounds, float *sink) {
   return s;
 }
 
+/// AMX-BF16: tdpbf16ps on 16 x 16 f32 accumulator tiles, each product of a
+/// 16 x 32 bf16 tile by a 16 x 32 pair tile (16 x 16 x 32 x 2 flops): four
+/// independent accumulators (tmm0-3) and four factors (tmm4-7, zero: the
+/// unit's speed does not depend on the values), as attn-lower-amx's 2 x 2
+/// blocks use them. Tile instructions are inline assembly (the tiles are
+/// configured once, which the compiler's tile intrinsics would redo).
+double amxBf16Loop(long rounds, float *sink) {
+  alignas(64) unsigned char config[64] = {1};
+  for (int t = 0; t < 8; ++t) {
+    config[16 + 2 * t] = 64; // bytes per row
+    config[48 + t] = 16;     // rows
+  }
+  alignas(64) float out[16 * 16];
+  asm volatile("ldtilecfg (%0)\n\t"
+               "tilezero %%tmm0\n\ttilezero %%tmm1\n\t"
+               "tilezero %%tmm2\n\ttilezero %%tmm3\n\t"
+               "tilezero %%tmm4\n\ttilezero %%tmm5\n\t"
+               "tilezero %%tmm6\n\ttilezero %%tmm7"
+               :
+               : "r"(config)
+               : "memory");
+  auto t0 = Clock::now();
+  for (long r = 0; r < rounds; ++r)
+    asm volatile("tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
+                 "tdpbf16ps %%tmm7, %%tmm4, %%tmm1\n\t"
+                 "tdpbf16ps %%tmm6, %%tmm5, %%tmm2\n\t"
+                 "tdpbf16ps %%tmm7, %%tmm5, %%tmm3" ::
+                     : "memory");
+  double s = secondsSince(t0);
+  asm volatile("tilestored %%tmm0, (%0,%1,1)\n\ttilerelease"
+               :
+               : "r"(out), "r"(64L)
+               : "memory");
+  *sink = out[0];
+  return s;
+}
+
 /// Baseline x86-64: separate multiply and add (2 flops per lane and pair).
 double sseLoop(long rounds, float *sink) {
   __m128 acc[12];
@@ -127,7 +169,7 @@ Probe hostProbe() {
 
 /// One timed trial of `threads` concurrent probe loops.
 double trialGflops(const Probe &probe, int threads) {
-  const long rounds = 50'000'000;
+  const long rounds = probe.rounds;
   std::vector<std::thread> workers;
   std::vector<double> seconds(threads);
   std::vector<float> sinks(threads);
@@ -161,4 +203,21 @@ FmaPeak measureBf16DotPeak(int threads) {
   if (!__builtin_cpu_supports("avx512bf16"))
     return {};
   return measure({avx512Bf16Loop, 24 * 16 * 4, "AVX512-BF16"}, threads);
+}
+
+FmaPeak measureAmxBf16Peak(int threads) {
+  // cpuid leaf 7: EDX bit 24 AMX-TILE, bit 22 AMX-BF16; then the kernel's
+  // permission for the tile data.
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d >> 24 & 1) ||
+      !(d >> 22 & 1))
+    return {};
+  if (llvm::Error err = mlir::attn::requestAmxPermission()) {
+    llvm::consumeError(std::move(err));
+    return {};
+  }
+  // One round is 64 tile-unit cycles on Sapphire Rapids (4 x 16): 2M rounds
+  // are ~0.05 s.
+  return measure({amxBf16Loop, 4 * 16 * 16 * 32 * 2, "AMX-BF16", 2'000'000},
+                 threads);
 }

@@ -22,4 +22,10 @@ FmaPeak measureFmaPeak(int threads);
 /// AVX512-BF16. bf16 attention on such hosts runs on these dot products.
 FmaPeak measureBf16DotPeak(int threads);
 
+/// The AMX bf16 tile-product peak (tdpbf16ps on four accumulator tiles),
+/// measured like the FMA peak; 0 GFLOP/s where the host lacks AMX-BF16 or
+/// the kernel refuses the tile data. bf16 attention on such hosts runs on
+/// AMX tiles (attn-lower-amx).
+FmaPeak measureAmxBf16Peak(int threads);
+
 #endif // ATTN_BENCH_PEAK_H

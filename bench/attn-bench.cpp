@@ -825,6 +825,14 @@ int main(int argc, char **argv) {
     benchmark::AddCustomContext("bf16_dot_peak_gflops_2t",
                                 std::to_string(dot2.gflops));
   }
+  // ... and on AMX tiles where it has AMX.
+  if (target.hasAmxBf16()) {
+    FmaPeak amx1 = measureAmxBf16Peak(1), amx2 = measureAmxBf16Peak(2);
+    benchmark::AddCustomContext("amx_bf16_peak_gflops_1t",
+                                std::to_string(amx1.gflops));
+    benchmark::AddCustomContext("amx_bf16_peak_gflops_2t",
+                                std::to_string(amx2.gflops));
+  }
   benchmark::AddCustomContext("target_cpu", target.cpu);
   benchmark::AddCustomContext("target_isa", target.isaName().str());
 

@@ -295,6 +295,12 @@ def main():
     dot_peak = ({1: float(ctx["bf16_dot_peak_gflops_1t"]),
                  2: float(ctx["bf16_dot_peak_gflops_2t"])}
                 if "bf16_dot_peak_gflops_1t" in ctx else None)
+    # ... or, where they run on AMX tiles, of the AMX tile-product peak.
+    amx_peak = ({1: float(ctx["amx_bf16_peak_gflops_1t"]),
+                 2: float(ctx["amx_bf16_peak_gflops_2t"])}
+                if float(ctx.get("amx_bf16_peak_gflops_1t", 0)) > 0 else None)
+    if amx_peak:
+        dot_peak = amx_peak
 
     if peers:
         attention = []
@@ -314,7 +320,11 @@ def main():
           f"{peak[2]:.0f} GFLOP/s (2 threads). OpenBLAS kernels: "
           f"{ctx['openblas_core']} (environment, OPENBLAS_CORETYPE="
           f"{ctx['OPENBLAS_CORETYPE']}), {best_ctx['openblas_core']} (best, unset).")
-    if dot_peak:
+    if amx_peak:
+        print(f"bf16 tile-product peak measured in this run (AMX-BF16 tdpbf16ps probe): "
+              f"{amx_peak[1]:.0f} GFLOP/s (1 thread), {amx_peak[2]:.0f} GFLOP/s "
+              "(2 threads); the -bf16 families' % peak is of it.")
+    elif dot_peak:
         print(f"bf16 dot-product peak measured in this run (AVX512-BF16 vdpbf16ps probe): "
               f"{dot_peak[1]:.0f} GFLOP/s (1 thread), {dot_peak[2]:.0f} GFLOP/s "
               "(2 threads); the -bf16 families' % peak is of it.")
