@@ -95,30 +95,23 @@ void tileProduct(int m, int n, int k, const uint16_t *a, size_t aStride,
   cfg.rows[1] = k, cfg.colsb[1] = 4 * n; // B: tmm1
   cfg.rows[2] = m, cfg.colsb[2] = 4 * n; // C: tmm2
   size_t aBytes = 2 * aStride, bBytes = 2 * bStride, cBytes = 4 * cStride;
+  // The product with C's first instruction `init`: its tilezero or load.
+#define ATTN_TILE_PRODUCT(init)                                                \
+  asm volatile("ldtilecfg (%[cfg])\n\t" init "\n\t"                          \
+               "tileloadd (%[a],%[as],1), %%tmm0\n\t"                          \
+               "tileloadd (%[b],%[bs],1), %%tmm1\n\t"                          \
+               "tdpbf16ps %%tmm1, %%tmm0, %%tmm2\n\t"                          \
+               "tilestored %%tmm2, (%[c],%[cs],1)\n\t"                         \
+               "tilerelease"                                                   \
+               :                                                               \
+               : [cfg] "r"(&cfg), [a] "r"(a), [as] "r"(aBytes), [b] "r"(b),    \
+                 [bs] "r"(bBytes), [c] "r"(c), [cs] "r"(cBytes)                \
+               : "memory")
   if (zero)
-    asm volatile("ldtilecfg (%[cfg])\n\t"
-                 "tilezero %%tmm2\n\t"
-                 "tileloadd (%[a],%[as],1), %%tmm0\n\t"
-                 "tileloadd (%[b],%[bs],1), %%tmm1\n\t"
-                 "tdpbf16ps %%tmm1, %%tmm0, %%tmm2\n\t"
-                 "tilestored %%tmm2, (%[c],%[cs],1)\n\t"
-                 "tilerelease"
-                 :
-                 : [cfg] "r"(&cfg), [a] "r"(a), [as] "r"(aBytes), [b] "r"(b),
-                   [bs] "r"(bBytes), [c] "r"(c), [cs] "r"(cBytes)
-                 : "memory");
+    ATTN_TILE_PRODUCT("tilezero %%tmm2");
   else
-    asm volatile("ldtilecfg (%[cfg])\n\t"
-                 "tileloadd (%[c],%[cs],1), %%tmm2\n\t"
-                 "tileloadd (%[a],%[as],1), %%tmm0\n\t"
-                 "tileloadd (%[b],%[bs],1), %%tmm1\n\t"
-                 "tdpbf16ps %%tmm1, %%tmm0, %%tmm2\n\t"
-                 "tilestored %%tmm2, (%[c],%[cs],1)\n\t"
-                 "tilerelease"
-                 :
-                 : [cfg] "r"(&cfg), [a] "r"(a), [as] "r"(aBytes), [b] "r"(b),
-                   [bs] "r"(bBytes), [c] "r"(c), [cs] "r"(cBytes)
-                 : "memory");
+    ATTN_TILE_PRODUCT("tileloadd (%[c],%[cs],1), %%tmm2");
+#undef ATTN_TILE_PRODUCT
 }
 
 /// Checks one product of an m x 2k by 2k x n (pairs) shape, factor and
