@@ -4,6 +4,7 @@
 #include "lib/Runtime/Json.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnOps.h"
 #include "lib/Runtime/Jit.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -189,7 +190,38 @@ llvm::Error TuningCache::save(llvm::StringRef path) const {
   return llvm::Error::success();
 }
 
-std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target) {
+std::pair<int64_t, int64_t>
+mlir::attn::attentionSequenceBounds(func::FuncOp func) {
+  int64_t queries = 0, keys = 0;
+  bool dynamic = false, none = true, bf16 = false;
+  auto visit = [&](Value query, Value key) {
+    auto q = cast<RankedTensorType>(query.getType());
+    auto k = cast<RankedTensorType>(key.getType());
+    none = false;
+    if (q.getRank() < 2 || k.getRank() < 2 ||
+        q.isDynamicDim(q.getRank() - 2) || k.isDynamicDim(k.getRank() - 2)) {
+      dynamic = true;
+      return;
+    }
+    bf16 = bf16 || q.getElementType().isBF16();
+    queries = std::max(queries, q.getDimSize(q.getRank() - 2));
+    keys = std::max(keys, k.getDimSize(k.getRank() - 2));
+  };
+  for (func::FuncOp reached : reachedFunctions(func))
+    reached.walk([&](Operation *op) {
+      if (auto sdpa = dyn_cast<SdpaOp>(op))
+        visit(sdpa.getQuery(), sdpa.getKey());
+      else if (auto mha = dyn_cast<MhaOp>(op))
+        visit(mha.getQuery(), mha.getKey());
+    });
+  if (dynamic || none)
+    return {0, 0};
+  return {queries, bf16 ? 0 : keys};
+}
+
+std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target,
+                                                   int64_t maxQueryRows,
+                                                   int64_t maxKeyRows) {
   int64_t rows = target.registerTileRows(), cols = target.registerTileCols();
   // The multiple of `r` rows at or just below `size`.
   auto below = [](int64_t size, int64_t r) {
@@ -208,7 +240,19 @@ std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target) {
     if (r >= 1 && r <= target.maxRegisterTileRows())
       for (int64_t bq : {48, 64})
         out.push_back({below(bq, r), 64, r, cols});
-  return out;
+  // Block sizes past the sequence tile as the sequence does.
+  auto clamp = [](int64_t block, int64_t bound) {
+    return bound > 0 ? std::min(block, bound) : block;
+  };
+  std::vector<TileChoice> distinct;
+  for (const TileChoice &c : out) {
+    TileChoice effective{clamp(c.blockQ, maxQueryRows),
+                         clamp(c.blockK, maxKeyRows), c.registerRows,
+                         c.registerCols};
+    if (!llvm::is_contained(distinct, effective))
+      distinct.push_back(effective);
+  }
+  return distinct;
 }
 
 llvm::Expected<std::vector<TuneResult>>
@@ -272,8 +316,10 @@ mlir::attn::tuneAndStore(ModuleOp module, func::FuncOp func,
   llvm::Expected<TuningCache> cache = TuningCache::load(cachePath);
   if (!cache)
     return cache.takeError();
+  auto [queries, keys] = attentionSequenceBounds(func);
   auto results = tuneTiles(module, func.getName(), inputs, outputs, threads,
-                           target, tileCandidates(target), calls,
+                           target, tileCandidates(target, queries, keys),
+                           calls,
                            [&](const TuneResult &r) {
                              os << llvm::format(
                                  "  %-60s %9.3f ms\n",

@@ -31,6 +31,10 @@ struct TileChoice {
   /// As pipeline options: `block-q=48 block-k=64 register-rows=6
   /// register-cols=16`.
   std::string pipelineOptions() const;
+  bool operator==(const TileChoice &o) const {
+    return blockQ == o.blockQ && blockK == o.blockK &&
+           registerRows == o.registerRows && registerCols == o.registerCols;
+  }
 };
 
 /// The target part of a tuning's key: the CPU name and its feature
@@ -85,8 +89,20 @@ private:
 /// for short key sequences), block-q near {32, 48, 64, 96, 128, 256}
 /// (rounded down to whole register tiles) x block-k in {32, 64, 128} with
 /// the target's register tile, and register tiles of one row fewer and more
-/// at block-q near 48 and 64, block-k 64.
-std::vector<TileChoice> tileCandidates(const CpuTarget &target);
+/// at block-q near 48 and 64, block-k 64. attn-tile clamps block sizes to
+/// the sequence, so with `maxQueryRows` / `maxKeyRows` (the longest query /
+/// key sequence of the attention ops tuned; 0: unknown) each candidate's
+/// block sizes are clamped to them, and candidates that then tile the same
+/// way are listed once.
+std::vector<TileChoice> tileCandidates(const CpuTarget &target,
+                                       int64_t maxQueryRows = 0,
+                                       int64_t maxKeyRows = 0);
+
+/// The longest query and key sequences of the attn.sdpa and attn.mha ops of
+/// `func` and the functions it reaches (reachedFunctions), each 0 when one is dynamic or there are none; the key sequence also
+/// 0 when an op has bf16 operands (attn-tile's bf16 dot-product tiles keep
+/// block-k past the sequence: padded keys).
+std::pair<int64_t, int64_t> attentionSequenceBounds(func::FuncOp func);
 
 struct TuneResult {
   TileChoice choice;

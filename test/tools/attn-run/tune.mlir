@@ -3,18 +3,23 @@
 // plain attn-cpu-pipeline takes it (and still checks against the reference).
 //
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-run %s --tune --tuning-cache %t/cache.json | FileCheck %s --check-prefix=TUNE
+// RUN: attn-run %s --entry causal --tune --tuning-cache %t/cache.json | FileCheck %s --check-prefix=TUNE
 // RUN: FileCheck %s --check-prefix=CACHE < %t/cache.json
-// RUN: attn-run %s --check --tuning-cache %t/cache.json | FileCheck %s --check-prefix=USE
+// RUN: attn-run %s --entry causal --check --tuning-cache %t/cache.json | FileCheck %s --check-prefix=USE
 // RUN: echo '{"version": 1, "entries": [{"cpu": "x"}]}' > %t/bad.json
-// RUN: attn-run %s --check --tuning-cache %t/bad.json 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attn-run %s --entry causal --check --tuning-cache %t/bad.json 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: echo '[1, 2' > %t/garbage.json
-// RUN: attn-run %s --tuning-cache %t/garbage.json 2>&1 | FileCheck %s --check-prefix=GARBAGE
-// RUN: not attn-run %s --tune --num-threads -2 --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=THREADS
-// RUN: not attn-run %s --tune --pipeline attn-reference-pipeline --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-run %s --entry causal --tuning-cache %t/garbage.json 2>&1 | FileCheck %s --check-prefix=GARBAGE
+// RUN: not attn-run %s --entry causal --tune --num-threads -2 --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not attn-run %s --entry causal --tune --pipeline attn-reference-pipeline --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=PLAIN
 // An entry tuned for other threads or another feature set is not taken.
-// RUN: attn-run %s --num-threads 2 --tuning-cache %t/cache.json | FileCheck %s --check-prefix=OTHER
-// RUN: attn-run %s --target-features=-avx512f --tuning-cache %t/cache.json | FileCheck %s --check-prefix=OTHER
+// RUN: attn-run %s --entry causal --num-threads 2 --tuning-cache %t/cache.json | FileCheck %s --check-prefix=OTHER
+// RUN: attn-run %s --entry causal --target-features=-avx512f --tuning-cache %t/cache.json | FileCheck %s --check-prefix=OTHER
+// Block sizes past the sequence tile as the sequence does (attn-tile clamps
+// them): for 64 queries and keys the candidates are clamped to 64 and each
+// tiling is timed once.
+// RUN: attn-run %s --entry short --tune --tuning-cache %t/cache.json | FileCheck %s --check-prefix=SHORT
+// RUN: attn-run %s --entry short --tune --tuning-cache %t/cache.json --target-features=-avx512f | FileCheck %s --check-prefix=SHORT
 //
 // TUNE: attn-run: tuning @causal for {{.*}}, 1 thread(s)
 // TUNE: block-q={{[0-9]+}} block-k=32 register-rows={{[0-9]+}} register-cols={{[0-9]+}} {{.*}} ms
@@ -33,10 +38,23 @@
 // GARBAGE: warning: tuning cache ignored: {{.*}}garbage.json: not an attn-mlir tuning cache:
 // THREADS: attn-run: error: --num-threads must be >= 0 (0: the OpenMP runtime's default), got -2
 // PLAIN: attn-run: error: --tune tunes the tiles of the plain attn-cpu-pipeline
+// SHORT: attn-run: tuning @short
+// SHORT: block-q=0 block-k=0
+// SHORT-NOT: block-q={{(6[5-9]|[7-9][0-9]|[1-9][0-9][0-9])}} 
+// SHORT-NOT: block-k=128
+// SHORT: block-q=64 block-k=64 register-rows=[[ROWS:[0-9]+]] register-cols=[[COLS:[0-9]+]]
+// SHORT-NOT: block-q=64 block-k=64 register-rows=[[ROWS]] register-cols=[[COLS]]
+// SHORT: best:
 // OTHER-NOT: tuned tiles
 // OTHER: lowering (attn-cpu-pipeline{threads={{[12]}}})
 func.func @causal(%q: tensor<1x2x200x64xf32>, %k: tensor<1x2x200x64xf32>, %v: tensor<1x2x200x64xf32>) -> tensor<1x2x200x64xf32> {
   %o = attn.sdpa %q, %k, %v {mask = #attn.mask<causal>}
       : (tensor<1x2x200x64xf32>, tensor<1x2x200x64xf32>, tensor<1x2x200x64xf32>) -> tensor<1x2x200x64xf32>
   return %o : tensor<1x2x200x64xf32>
+}
+
+func.func @short(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
+  return %o : tensor<1x2x64x64xf32>
 }
