@@ -190,12 +190,16 @@ llvm::Error CpuTarget::checkRunsOnHost(bool amxEmulated) const {
   static const llvm::StringMap<bool> hostFeatures =
       llvm::sys::getHostCPUFeatures();
   std::string missing;
+  bool onlyAmx = true;
   for (const std::string &f : enabled) {
-    if (amxEmulated && llvm::StringRef(f).starts_with("amx-"))
+    bool tile = llvm::StringRef(f).starts_with("amx-");
+    if (amxEmulated && tile)
       continue;
     auto it = hostFeatures.find(f);
-    if (it != hostFeatures.end() && !it->second)
+    if (it != hostFeatures.end() && !it->second) {
       missing += (missing.empty() ? "" : ", ") + f;
+      onlyAmx = onlyAmx && tile;
+    }
   }
   if (!missing.empty())
     return createStringError(
@@ -203,9 +207,8 @@ llvm::Error CpuTarget::checkRunsOnHost(bool amxEmulated) const {
         "runs code on this machine (emit an object to cross-compile%s)",
         cpu.c_str(), features.empty() ? "" : " with ", features.c_str(),
         h.cpu.c_str(), missing.c_str(),
-        llvm::StringRef(missing).starts_with("amx-")
-            ? "; attn-run --emulate-amx runs AMX code on this host"
-            : "");
+        onlyAmx ? "; attn-run --emulate-amx runs AMX code on this host"
+                : "");
   return llvm::Error::success();
 }
 
