@@ -14,7 +14,6 @@
 
 #include "lib/Runtime/Amx.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -206,11 +205,8 @@ FmaPeak measureBf16DotPeak(int threads) {
 }
 
 FmaPeak measureAmxBf16Peak(int threads) {
-  // cpuid leaf 7: EDX bit 24 AMX-TILE, bit 22 AMX-BF16; then the kernel's
-  // permission for the tile data.
-  unsigned a, b, c, d;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d >> 24 & 1) ||
-      !(d >> 22 & 1))
+  // The CPU's AMX, then the kernel's permission for the tile data.
+  if (!mlir::attn::cpuHasAmxBf16())
     return {};
   if (llvm::Error err = mlir::attn::requestAmxPermission()) {
     llvm::consumeError(std::move(err));

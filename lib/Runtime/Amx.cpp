@@ -24,6 +24,9 @@
 #include <cstring>
 #include <unistd.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #if defined(__linux__) && defined(__x86_64__)
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -31,6 +34,17 @@
 #endif
 
 using namespace mlir::attn;
+
+bool mlir::attn::cpuHasAmxBf16() {
+#if defined(__x86_64__)
+  // cpuid leaf 7: EDX bit 24 AMX-TILE, bit 22 AMX-BF16.
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1) &&
+         (d >> 22 & 1);
+#else
+  return false;
+#endif
+}
 
 llvm::Error mlir::attn::requestAmxPermission() {
 #if defined(ATTN_AMX_EMULATOR)

@@ -19,6 +19,10 @@
 
 namespace mlir::attn {
 
+/// Whether this CPU has AMX-TILE and AMX-BF16 (cpuid), whether or not the
+/// kernel grants them (requestAmxPermission).
+bool cpuHasAmxBf16();
+
 /// Asks the kernel for this process's permission to use AMX tile data
 /// (needed once, before any thread runs a tile instruction); an error says
 /// why it was refused (no AMX on this host, a kernel older than 5.16).

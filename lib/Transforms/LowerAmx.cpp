@@ -89,15 +89,6 @@ bool attn::isAmxContraction(Operation *operation) {
 
 namespace {
 
-/// Whether `type`'s innermost dimension has unit stride (a tile row is read
-/// as contiguous bytes).
-bool innerUnitStride(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         !strides.empty() && strides.back() == 1;
-}
-
 struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -114,11 +105,12 @@ struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
     auto rowsContiguous = [&](MemRefType type) {
       return memref::CollapseShapeOp::isGuaranteedCollapsible(type,
                                                               pairsInRow) &&
-             innerUnitStride(memref::CollapseShapeOp::computeCollapsedType(
+             attn::hasUnitInnerStride(
+                 memref::CollapseShapeOp::computeCollapsedType(
                  type, pairsInRow));
     };
     if (!rowsContiguous(aType) || !rowsContiguous(bType) ||
-        !innerUnitStride(cast<MemRefType>(c.getType())))
+        !attn::hasUnitInnerStride(cast<MemRefType>(c.getType())))
       return rewriter.notifyMatchFailure(op, "tile rows are not contiguous");
 
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();

@@ -24,6 +24,13 @@ namespace mlir::attn {
 
 using namespace mlir;
 
+bool attn::hasUnitInnerStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
+}
+
 namespace {
 
 /// The longest vector a row is copied in; longer rows are copied in chunks
@@ -34,10 +41,7 @@ constexpr int64_t kMaxChunk = 256;
 /// whether the whole buffer is (memref.copy of two contiguous buffers is
 /// LLVM's memcpy).
 bool innerUnitStride(MemRefType type, bool &contiguous) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) || strides.empty() ||
-      strides.back() != 1)
+  if (!attn::hasUnitInnerStride(type))
     return false;
   contiguous = type.getLayout().isIdentity() ||
                memref::isStaticShapeAndContiguousRowMajor(type);

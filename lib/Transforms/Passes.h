@@ -25,6 +25,11 @@ namespace attn {
 /// attn-vectorize leaves these to attn-lower-amx on AMX-BF16 targets.
 bool isAmxContraction(Operation *op);
 
+/// Whether `type`'s innermost dimension has stride 1 (its rows are read as
+/// contiguous elements): attn-lower-strided-copies' vector rows,
+/// attn-lower-amx's tile rows.
+bool hasUnitInnerStride(MemRefType type);
+
 /// attn ops on f16/bf16 tensors -> the same ops on f32 copies, results
 /// rounded back (every lowering includes these: softmax and sums in f32).
 void populateWidenPrecisionPatterns(RewritePatternSet &patterns);

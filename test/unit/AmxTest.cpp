@@ -19,7 +19,6 @@
 
 #include "gtest/gtest.h"
 
-#include <cpuid.h>
 #include <csignal>
 #include <cstdint>
 #include <cstring>
@@ -37,20 +36,11 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64, "ldtilecfg reads 64 bytes");
 
-/// Whether this CPU has AMX-TILE and AMX-BF16 (cpuid leaf 7: EDX bits 24,
-/// 22).
-bool cpuHasAmx() {
-  unsigned a, b, c, d;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-    return false;
-  return (d >> 24 & 1) && (d >> 22 & 1);
-}
-
 /// Native tiles where the kernel grants them, the emulator elsewhere.
 void enableTiles() {
   static const bool done = [] {
     bool native = false;
-    if (cpuHasAmx()) {
+    if (cpuHasAmxBf16()) {
       llvm::Error err = requestAmxPermission();
       native = !err;
       llvm::consumeError(std::move(err));
