@@ -95,25 +95,35 @@ Value mlir::attn::buildIndexCast(OpBuilder &b, Location loc, Value value) {
 }
 
 Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x) {
-  Type type = x.getType();
-  if (!getElementTypeOrSelf(type).isF32())
+  if (!getElementTypeOrSelf(x.getType()).isF32())
     return math::ExpOp::create(b, loc, x);
+  return buildExp2OfNonPositive(
+      b, loc,
+      arith::MulFOp::create(
+          b, loc, x, buildFloatConstant(b, loc, x.getType(), kLog2E)));
+}
+
+Value mlir::attn::buildExp2OfNonPositive(OpBuilder &b, Location loc, Value t) {
+  Type type = t.getType();
+  if (!getElementTypeOrSelf(type).isF32())
+    return math::Exp2Op::create(b, loc, t);
   auto vecType = dyn_cast<VectorType>(type);
-  // Constants of x's type (splats for a vector).
+  // Constants of t's type (splats for a vector).
   auto c = [&](double v) { return buildFloatConstant(b, loc, type, v); };
-  // exp(x) = 2^t, t = x log2(e) = n + g with n = round(t), |g| <= 1/2.
-  // Adding 1.5 * 2^23 + 127 rounds t to an integer in the low mantissa
-  // bits, n + 127 (the biased exponent of 2^n) for t in [-126.5, 0.5].
-  Value t = arith::MulFOp::create(b, loc, x, c(1.4426950408889634));
+  // 2^t = 2^n 2^g with n = round(t), |g| <= 1/2. Adding 1.5 * 2^23 + 127
+  // rounds t to an integer in the low mantissa bits, n + 127 (the biased
+  // exponent of 2^n) for t in [-126.5, 0.5].
   Value magic = c(12582912.0 + 127.0);
   Value shifted = arith::AddFOp::create(b, loc, t, magic);
   Value n = arith::SubFOp::create(b, loc, shifted, magic);
   Value g = arith::SubFOp::create(b, loc, t, n);
-  // 2^g on [-1/2, 1/2]: a degree-6 near-minimax polynomial (1.3 ulp in f32
-  // Horner form; fitted by Lawson's iteration on Chebyshev nodes).
+  // 2^g on [-1/2, 1/2]: a degree-5 near-minimax polynomial with p(0) = 1
+  // (2.0 ulp in f32 Horner form against 2^g in double; fitted by Lawson's
+  // iteration on Chebyshev nodes for the relative error). A softmax's
+  // weights need no more: degree 6 (0.95 ulp) cost one more FMA per score.
   static constexpr double kCoefficients[] = {
-      1.5353361959569156e-4, 1.3398875016719103e-3, 9.6184369176626205e-3,
-      5.5503323674201965e-2, 2.4022647738456726e-1, 6.9314718246459961e-1};
+      1.3264723893056554e-3, 9.671512869554628e-3, 5.550733754247326e-2,
+      2.4022242080363326e-1, 6.931469775914955e-1};
   Value p = c(kCoefficients[0]);
   for (double k : ArrayRef<double>(kCoefficients).drop_front())
     p = math::FmaOp::create(b, loc, p, g, c(k));
@@ -132,7 +142,7 @@ Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x) {
       b, loc, arith::BitcastOp::create(b, loc, bitsType, shifted), shift);
   Value e = arith::MulFOp::create(b, loc, p,
                                   arith::BitcastOp::create(b, loc, type, bits));
-  // Below 2^-126 (and at x = -inf) the result is 0; a NaN stays NaN (the
+  // Below 2^-126 (and at t = -inf) the result is 0; a NaN stays NaN (the
   // compare is false, and every step above propagates it).
   Value tiny =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, t, c(-126.0));
@@ -505,9 +515,13 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   // maximum's NaN and signed-zero rules cost a compare and blends per step.
   Value tileMax =
       buildLastDimReduction<arith::MaxNumFOp>(b, loc, scores, negInf);
-  // Also the row's exp offset: m', or 0 while m' is -inf (every score of the
-  // row masked so far), so that exp(S - offset) is exp(-inf) = 0 there
-  // without a per-element guard.
+  // Also the row's exp offset in base 2, negated: -m' log2(e), or 0 while m'
+  // is -inf (every score of the row masked so far), so that P is 2^(-inf)
+  // = 0 there without a per-element guard. Each P is then 2^(s log2(e) +
+  // offset), one FMA per score before the exp; a is 2^(m log2(e) - m'
+  // log2(e)) from the same rounded products, so that every tile's P and the
+  // rescale of the earlier tiles share their offsets exactly.
+  Value log2e = buildFloatConstant(b, loc, f, kLog2E);
   auto maxUpdate = linalg::GenericOp::create(
       b, loc,
       TypeRange{state.rowMax.getType(), tileMax.getType(), tileMax.getType()},
@@ -517,12 +531,15 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
       ArrayRef<AffineMap>{id1, id1, id1, id1}, parallel(1),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value newMax = arith::MaxNumFOp::create(nb, nloc, args[1], args[0]);
-        Value e = math::ExpOp::create(
-            nb, nloc, arith::SubFOp::create(nb, nloc, args[1], newMax));
+        Value oldBase2 = arith::MulFOp::create(nb, nloc, args[1], log2e);
+        Value newBase2 = arith::MulFOp::create(nb, nloc, newMax, log2e);
+        Value e = buildExp2OfNonPositive(
+            nb, nloc, arith::SubFOp::create(nb, nloc, oldBase2, newBase2));
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             newMax, negInf);
         Value alpha = arith::SelectOp::create(nb, nloc, empty, zero, e);
-        Value offset = arith::SelectOp::create(nb, nloc, empty, zero, newMax);
+        Value offset = arith::SelectOp::create(
+            nb, nloc, empty, zero, arith::NegFOp::create(nb, nloc, newBase2));
         linalg::YieldOp::create(nb, nloc, ValueRange{newMax, alpha, offset});
       });
   Value newMax = maxUpdate.getResult(0), alpha = maxUpdate.getResult(1),
@@ -536,7 +553,8 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
           return arith::MulFOp::create(nb, nloc, args[1], args[0]);
         });
   };
-  // P = exp(S - offset): S - offset <= 0 (or NaN) by construction. For
+  // P = 2^(S log2(e) + offset): at most 1/2 ulp of the offset above 0 (or
+  // NaN) by construction. For
   // pair-packed bf16 values, P is rounded to bf16 as it is computed: the
   // dot products read it in bf16, and the row sum adds the same rounded
   // weights (so l normalises exactly the weights P V used).
@@ -546,8 +564,8 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   Value probs = buildElementwise(
       b, loc, buildEmpty(b, loc, tile, probType), ValueRange{scores, offset},
       {id2, row2}, [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value p = buildExpOfNonPositive(
-            nb, nloc, arith::SubFOp::create(nb, nloc, args[0], args[1]));
+        Value p = buildExp2OfNonPositive(
+            nb, nloc, math::FmaOp::create(nb, nloc, args[0], log2e, args[1]));
         return bf16Pairs ? arith::TruncFOp::create(nb, nloc, probType, p) : p;
       });
   // l' = a l + rowsum(P).

@@ -39,9 +39,9 @@
 
 // SCALAR-LABEL: llvm.func @sdpa
 // SCALAR-NOT: vector<
-// The unvectorized path leaves exp to LLVM's intrinsic (a libm call in the
-// backend; math-to-libm makes calls of erf and tanh).
-// SCALAR: llvm.intr.exp
+// The unvectorized path: scalar code, the softmax's exp as the FMAs of its
+// polynomial (buildExp2OfNonPositive), the same arithmetic as the vectors'.
+// SCALAR: llvm.intr.fma({{.*}}) : (f32, f32, f32) -> f32
 // SCALAR: llvm.return
 
 // OMP-LABEL: llvm.func @sdpa
