@@ -21,6 +21,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
@@ -92,6 +93,38 @@ namespace {
 struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
+  /// The linalg.fill of +0.0 into `c` right before `op` (nothing between
+  /// them), if there is one.
+  static linalg::FillOp zeroFillOf(linalg::GenericOp op, Value c) {
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    if (!fill || !fill.hasPureBufferSemantics() ||
+        fill.getDpsInits()[0] != c)
+      return nullptr;
+    FloatAttr value;
+    if (!matchPattern(fill.getDpsInputs()[0], m_Constant(&value)) ||
+        !value.getValue().isPosZero())
+      return nullptr;
+    return fill;
+  }
+
+  /// The memref.copy into `c` right before `op` (nothing between them) whose
+  /// source the accumulator tiles can be loaded from instead: `c` a buffer
+  /// of its own (a memref.alloc, so no alias of the source), the source of
+  /// the same shape with unit inner stride. Bufferization leaves such a copy
+  /// where one zero-filled buffer initialises every key tile's scores.
+  static memref::CopyOp initialCopyOf(linalg::GenericOp op, Value c) {
+    auto copy = dyn_cast_or_null<memref::CopyOp>(op->getPrevNode());
+    if (!copy || copy.getTarget() != c ||
+        !c.getDefiningOp<memref::AllocOp>())
+      return nullptr;
+    auto sourceType = dyn_cast<MemRefType>(copy.getSource().getType());
+    if (!sourceType ||
+        sourceType.getShape() != cast<MemRefType>(c.getType()).getShape() ||
+        !attn::hasUnitInnerStride(sourceType))
+      return nullptr;
+    return copy;
+  }
+
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureBufferSemantics() || !attn::isAmxContraction(op))
@@ -112,6 +145,19 @@ struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
     if (!rowsContiguous(aType) || !rowsContiguous(bType) ||
         !attn::hasUnitInnerStride(cast<MemRefType>(c.getType())))
       return rewriter.notifyMatchFailure(op, "tile rows are not contiguous");
+
+    // Where the accumulator tiles start: zero (tilezero) when C was just
+    // filled with +0, the copy's source when C was just copied from one;
+    // either way the fill or copy goes away (the contraction writes every
+    // element of C). Else C itself.
+    Value initial = c;
+    linalg::FillOp zeroFill = zeroFillOf(op, c);
+    if (zeroFill) {
+      rewriter.eraseOp(zeroFill);
+    } else if (memref::CopyOp copy = initialCopyOf(op, c)) {
+      initial = copy.getSource();
+      rewriter.eraseOp(copy);
+    }
 
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     int64_t rows = ranges[0], cols = ranges[1], pairs = ranges[2];
@@ -153,8 +199,12 @@ struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
     SmallVector<Value> acc;
     for (int64_t i = 0; i < blockRows; ++i)
       for (int64_t j = 0; j < blockCols; ++j)
-        acc.push_back(amx::TileLoadOp::create(rewriter, loc, accTile, c,
-                                              ValueRange{rowAt[i], colAt[j]}));
+        acc.push_back(zeroFill ? amx::TileZeroOp::create(rewriter, loc, accTile)
+                                     .getResult()
+                               : amx::TileLoadOp::create(
+                                     rewriter, loc, accTile, initial,
+                                     ValueRange{rowAt[i], colAt[j]})
+                                     .getResult());
     for (int64_t k = 0; k < pairs; k += kTilePairs) {
       SmallVector<Value> lhs, rhs;
       for (int64_t i = 0; i < blockRows; ++i)

@@ -54,6 +54,100 @@ func.func @scores(%a: memref<64x32x2xbf16>, %b: memref<32x64x2xbf16, strided<[12
 
 // -----
 
+// C filled with +0 right before the contraction (Q K^T's scores): the
+// accumulator tiles start from tilezero and the fill goes away. A fill of
+// another value, or one with an op between it and the contraction, stays
+// and C's tiles are loaded.
+// CHECK-LABEL: func @zero_filled
+// CHECK-NOT: linalg.fill
+// CHECK-COUNT-4: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-NOT: amx.tile_load %arg2
+// CHECK: amx.tile_mulf
+// CHECK-COUNT-4: amx.tile_store %arg2
+// CHECK-LABEL: func @filled_with_one
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg2 : memref<32x32xf32>)
+// CHECK-NOT: amx.tile_zero
+// CHECK-COUNT-4: amx.tile_load %arg2
+// A copy into C right before the contraction (bufferization's copy of one
+// zero-filled buffer into every key tile's scores) is read through when C
+// is an alloc of its own: the accumulator tiles are loaded from the copy's
+// source, and the copy goes away. Into a function argument (which may
+// alias the source), the copy stays.
+// CHECK-LABEL: func @fill_then_copy
+// CHECK: linalg.fill
+// CHECK: memref.copy
+// CHECK-NOT: amx.tile_zero
+// CHECK-COUNT-4: amx.tile_load %arg2
+// CHECK-LABEL: func @copied_from
+// CHECK: %[[C:.+]] = memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: amx.tile_load %arg2[%{{.+}}, %{{.+}}] : memref<32x32xf32, strided<[64, 1]>> into !amx.tile<16x16xf32>
+// CHECK-COUNT-3: amx.tile_load %arg2
+// CHECK-NOT: amx.tile_load %[[C]]
+// CHECK-COUNT-4: amx.tile_store %[[C]]
+#a = affine_map<(m, n, k, p) -> (m, k, p)>
+#b = affine_map<(m, n, k, p) -> (k, n, p)>
+#c = affine_map<(m, n, k, p) -> (m, n)>
+func.func @zero_filled(%a: memref<32x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memref<32x32xf32>) attributes {target_cpu = "sapphirerapids"} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<32x16x2xbf16>, memref<16x32x2xbf16>) outs(%c : memref<32x32xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.extf %y : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+func.func @filled_with_one(%a: memref<32x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memref<32x32xf32>) attributes {target_cpu = "sapphirerapids"} {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%c : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<32x16x2xbf16>, memref<16x32x2xbf16>) outs(%c : memref<32x32xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.extf %y : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+func.func @fill_then_copy(%a: memref<32x16x2xbf16>, %b: memref<16x32x2xbf16>, %c: memref<32x32xf32>, %d: memref<32x32xf32>) attributes {target_cpu = "sapphirerapids"} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x32xf32>)
+  memref.copy %d, %c : memref<32x32xf32> to memref<32x32xf32>
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<32x16x2xbf16>, memref<16x32x2xbf16>) outs(%c : memref<32x32xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.extf %y : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+func.func @copied_from(%a: memref<32x16x2xbf16>, %b: memref<16x32x2xbf16>, %src: memref<32x32xf32, strided<[64, 1]>>) -> memref<32x32xf32> attributes {target_cpu = "sapphirerapids"} {
+  %c = memref.alloc() : memref<32x32xf32>
+  memref.copy %src, %c : memref<32x32xf32, strided<[64, 1]>> to memref<32x32xf32>
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<32x16x2xbf16>, memref<16x32x2xbf16>) outs(%c : memref<32x32xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.extf %y : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return %c : memref<32x32xf32>
+}
+
+// -----
+
 // 16 rows and 48 columns: single tile rows, single tile columns.
 // CHECK-LABEL: func @thin
 // CHECK: scf.for {{.*}} = %c0 to %c16 step %c16
