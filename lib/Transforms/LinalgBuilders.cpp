@@ -477,14 +477,18 @@ MaskedSoftmax mlir::attn::buildMaskedSoftmax(OpBuilder &b, Location loc,
 OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
                                                       Location loc,
                                                       int64_t rows, int64_t ev,
-                                                      Type f) {
+                                                      Type f,
+                                                      int64_t sumLanes) {
   requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
                 arith::ArithDialect>(b, "buildOnlineSoftmaxInit");
   Value negInf =
       buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
   Value zero = buildFloatConstant(b, loc, f, 0.0);
+  SmallVector<int64_t> sumShape{rows};
+  if (sumLanes > 1)
+    sumShape.push_back(sumLanes);
   return {buildFilled(b, loc, {rows}, f, negInf),
-          buildFilled(b, loc, {rows}, f, zero),
+          buildFilled(b, loc, sumShape, f, zero),
           buildFilled(b, loc, {rows, ev}, f, zero)};
 }
 
@@ -568,22 +572,41 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
             nb, nloc, math::FmaOp::create(nb, nloc, args[0], log2e, args[1]));
         return bf16Pairs ? arith::TruncFOp::create(nb, nloc, probType, p) : p;
       });
-  // l' = a l + rowsum(P).
-  Value newSum =
-      linalg::GenericOp::create(
-          b, loc, state.rowSum.getType(), ValueRange{probs},
-          ValueRange{rescale(state.rowSum, id1)},
-          ArrayRef<AffineMap>{id2, row2},
-          {utils::IteratorType::parallel, utils::IteratorType::reduction},
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value p = args[0];
-            if (bf16Pairs)
-              p = arith::ExtFOp::create(nb, nloc, f, p);
-            linalg::YieldOp::create(
-                nb, nloc,
-                arith::AddFOp::create(nb, nloc, p, args[1]).getResult());
-          })
-          .getResult(0);
+  // l' = a l + rowsum(P); with partial sums in lanes, P as rows x
+  // cols/lanes x lanes summed over its middle dim: dims (i, u, t), lane t.
+  auto sumBody = [&](OpBuilder &nb, Location nloc, ValueRange args) {
+    Value p = args[0];
+    if (bf16Pairs)
+      p = arith::ExtFOp::create(nb, nloc, f, p);
+    linalg::YieldOp::create(
+        nb, nloc, arith::AddFOp::create(nb, nloc, p, args[1]).getResult());
+  };
+  using utils::IteratorType;
+  ArrayRef<int64_t> sumShape = getShape(state.rowSum);
+  Value newSum;
+  if (sumShape.size() == 2) {
+    int64_t lanes = sumShape[1];
+    assert(tile[1] % lanes == 0 && "score columns not in whole sum lanes");
+    Value laneProbs = buildExpand(b, loc, probs,
+                                  {tile[0], tile[1] / lanes, lanes},
+                                  {{0}, {1, 2}});
+    newSum = linalg::GenericOp::create(
+                 b, loc, state.rowSum.getType(), ValueRange{laneProbs},
+                 ValueRange{rescale(state.rowSum, row2)},
+                 ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(3, ctx),
+                                     dimsMap(ctx, 3, {0, 2})},
+                 {IteratorType::parallel, IteratorType::reduction,
+                  IteratorType::parallel},
+                 sumBody)
+                 .getResult(0);
+  } else {
+    newSum = linalg::GenericOp::create(
+                 b, loc, state.rowSum.getType(), ValueRange{probs},
+                 ValueRange{rescale(state.rowSum, id1)},
+                 ArrayRef<AffineMap>{id2, row2},
+                 {IteratorType::parallel, IteratorType::reduction}, sumBody)
+                 .getResult(0);
+  }
   if (bf16Pairs) {
     // acc' = a acc + P V over key pairs; dims (i, d, t, p): P pairs
     // (i, t, p), values (t, d, p).
@@ -615,8 +638,12 @@ mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
   Value negInf =
       buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
   AffineMap id1 = AffineMap::getMultiDimIdentityMap(1, ctx);
+  // Partial sums in lanes: their total, once per row.
+  Value rowSum = state.rowSum;
+  if (getShape(rowSum).size() == 2)
+    rowSum = buildLastDimReduction<arith::AddFOp>(b, loc, rowSum, zero);
   Value output = buildMap(
-      b, loc, getShape(state.acc), ValueRange{state.acc, state.rowSum},
+      b, loc, getShape(state.acc), ValueRange{state.acc, rowSum},
       {AffineMap::getMultiDimIdentityMap(2, ctx), dimsMap(ctx, 2, {0})},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
@@ -625,7 +652,7 @@ mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
         return arith::SelectOp::create(nb, nloc, empty, zero, o);
       });
   Value lse = buildMap(
-      b, loc, getShape(state.rowMax), ValueRange{state.rowMax, state.rowSum},
+      b, loc, getShape(state.rowMax), ValueRange{state.rowMax, rowSum},
       {id1, id1}, [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             args[1], zero);

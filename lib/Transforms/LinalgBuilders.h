@@ -113,14 +113,19 @@ MaskedSoftmax buildMaskedSoftmax(OpBuilder &b, Location loc, Value scores,
 
 /// The running state of FlashAttention's online softmax over one block of
 /// query rows: row max m, row sum l (of exp(s - m)) and the unnormalised
-/// output acc (rows x Ev).
+/// output acc (rows x Ev). l is `rows`, or `rows x lanes` partial sums
+/// (buildOnlineSoftmaxInit's `sumLanes`): lane t sums the score columns
+/// c = t mod lanes, one vector add per vector of P and no reduction across
+/// lanes until the end (buildOnlineSoftmaxFinish).
 struct OnlineSoftmaxState {
   Value rowMax, rowSum, acc;
 };
 
-/// Initial state: m = -inf, l = 0, acc = 0.
+/// Initial state: m = -inf, l = 0, acc = 0; l in `sumLanes` partial sums
+/// per row when it is above 1 (every tile's columns a multiple of it).
 OnlineSoftmaxState buildOnlineSoftmaxInit(OpBuilder &b, Location loc,
-                                          int64_t rows, int64_t ev, Type f);
+                                          int64_t rows, int64_t ev, Type f,
+                                          int64_t sumLanes = 1);
 
 /// One online-softmax step over a tile of scores (rows x cols, -inf =
 /// masked) and its values (cols x Ev):

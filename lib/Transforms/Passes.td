@@ -587,7 +587,9 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
     - elementwise ops: one row at a time, the last dimension up to
       `vector-width` elements (from the target: an eighth of the register
       file, so that a polynomial exp's temporaries stay in registers); row
-      reductions reduce a whole row;
+      reductions reduce a whole row; a reduction of at most 16 vectors over
+      the dimension before a parallel last one (the online softmax's row
+      sums in lanes) is taken whole, as vector adds;
     - transposes of the two innermost dimensions (`K^T`): blocks of one
       register's lanes squared (16 x 16 on AVX-512, 8 x 8 on AVX2);
     - the producer of a contraction's accumulator is fused into the
@@ -733,7 +735,8 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     exact 0; f32 `erf`, GELU's, is one rational function of the argument
     clamped to [-4, 4], x P(x^2) / Q(x^2) with P of degree 6 and Q of
     degree 4, within 4.5e-7 of erf and clamped into [-1, 1], instead of
-    MLIR's per-interval coefficients chosen by selects), and lowers multi-reductions, broadcasts, shape casts,
+    MLIR's per-interval coefficients chosen by selects), and lowers multi-reductions (along the
+    vector: horizontal reductions; keeping the innermost dim: adds of whole vectors), broadcasts, shape casts,
     transposes (16 x 16 blocks as in-register shuffles on AVX-512) and permuted transfers to
     forms `convert-vector-to-llvm` handles. Float sum reductions get
     `fastmath<reassoc>` (a tree instead of one dependent add per lane) and

@@ -297,7 +297,11 @@ private:
     }
 
     auto [kvBegin, kvEnd] = keyTileRange(b, loc);
-    OnlineSoftmaxState init = buildOnlineSoftmaxInit(b, loc, bq, ev, f);
+    // The row sums as partial sums in the target's f32 lanes where the key
+    // tile is whole vectors of them (no reduction across lanes per tile).
+    int64_t lanes = getCpuTarget(op).f32Lanes();
+    OnlineSoftmaxState init = buildOnlineSoftmaxInit(
+        b, loc, bq, ev, f, bk % lanes == 0 ? lanes : 1);
     auto loop = scf::ForOp::create(
         b, loc, kvBegin, kvEnd, buildIndexConstant(b, loc, 1),
         ValueRange{init.rowMax, init.rowSum, init.acc},

@@ -51,6 +51,10 @@ namespace {
 /// Reduction steps per iteration of a register-tiled contraction's loop.
 constexpr uint64_t kContractionUnroll = 4;
 
+/// Vectors of the target's f32 lanes up to which a reduction over the
+/// second-to-last dim is vectorized whole.
+constexpr int64_t kMaxWholeReduction = 16;
+
 /// Iterations below which an op is not worth a parallel region.
 constexpr int64_t kMinParallelWork = 1 << 18;
 
@@ -498,8 +502,22 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       }
     }
     // Elementwise ops and reductions: one row at a time, the last dim (and a
-    // trailing reduction) vectorized.
+    // trailing reduction) vectorized. A short reduction right before a
+    // parallel last dim (the online softmax's row sums in lanes: rows x
+    // cols/lanes x lanes into rows x lanes) is taken whole, a few vector
+    // adds into one vector.
     unsigned last = ranges.size() - 1;
+    if (last > 0 && iters[last] == utils::IteratorType::parallel &&
+        iters[last - 1] == utils::IteratorType::reduction &&
+        !ShapedType::isDynamic(ranges[last - 1]) &&
+        !ShapedType::isDynamic(ranges[last]) &&
+        ranges[last - 1] * ranges[last] <= kMaxWholeReduction * lanes) {
+      sizes[last - 1] = 0;
+      sizes[last] = vectorDivisorAtMost(
+          ranges[last],
+          vectorWidth > 0 ? vectorWidth : target.elementwiseWidth(), lanes);
+      return sizes;
+    }
     if (iters[last] == utils::IteratorType::reduction) {
       sizes[last] = 0; // whole reduction in one vector
       if (last > 0)
@@ -1206,6 +1224,27 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
       RewritePatternSet dots(&getContext());
       dots.add<ContractToBf16Dot>(&getContext());
       if (failed(applyPatternsGreedily(func, std::move(dots))))
+        return signalPassFailure();
+    }
+
+    // Reductions that keep the innermost dim (the online softmax's row sums
+    // in lanes: rows x cols/lanes x lanes summed over the middle dim) are
+    // vector adds of whole vectors (InnerParallel); the others, along the
+    // vector (row max and sum, LayerNorm moments), are lowered below with
+    // InnerReduction, which would transpose these into scalar adds.
+    SmallVector<Operation *> outerReductions;
+    func.walk([&](vector::MultiDimReductionOp op) {
+      if (!op.isReducedDim(op.getSourceVectorType().getRank() - 1))
+        outerReductions.push_back(op);
+    });
+    if (!outerReductions.empty()) {
+      RewritePatternSet outer(&getContext());
+      vector::populateVectorMultiReductionLoweringPatterns(
+          outer, vector::VectorMultiReductionLowering::InnerParallel);
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      if (failed(applyOpPatternsGreedily(outerReductions, std::move(outer),
+                                         config)))
         return signalPassFailure();
     }
 

@@ -67,6 +67,26 @@ func.func @reduction_flags(%x: vector<64xf32>) -> (f32, f32, f32) {
 
 // -----
 
+// A reduction that keeps the innermost dim (row sums in lanes) is vector
+// adds of its whole vectors; one along the vector stays a horizontal
+// reduction.
+// CHECK-LABEL: func @outer_and_inner
+// CHECK-NOT: vector.reduction
+// CHECK: %[[A0:.+]] = arith.addf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK: %[[A1:.+]] = arith.addf %{{.+}}, %[[A0]] : vector<16xf32>
+// CHECK: %[[A2:.+]] = arith.addf %{{.+}}, %[[A1]] : vector<16xf32>
+// CHECK: %[[A3:.+]] = arith.addf %{{.+}}, %[[A2]] : vector<16xf32>
+// CHECK-NOT: vector.extract %{{.+}}[{{.+}}] : f32
+// CHECK: vector.reduction <add>, %{{.+}} : vector<64xf32> into f32
+func.func @outer_and_inner(%x: vector<1x4x16xf32>, %acc: vector<1x16xf32>, %y: vector<64xf32>) -> (vector<1x16xf32>, f32) {
+  %s = vector.multi_reduction <add>, %x, %acc [1] : vector<1x4x16xf32> to vector<1x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %t = vector.multi_reduction <add>, %y, %zero [0] : vector<64xf32> to f32
+  return %s, %t : vector<1x16xf32>, f32
+}
+
+// -----
+
 // A 16 x 16 transpose becomes shuffles, not 256 element moves.
 
 // CHECK-LABEL: func @transpose16

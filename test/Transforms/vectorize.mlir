@@ -512,3 +512,31 @@ func.func @merge_would_transpose(%x: tensor<2x16x16x4xf32>) -> tensor<2x16x16x4x
   } -> tensor<2x16x16x4xf32>
   return %merge : tensor<2x16x16x4xf32>
 }
+
+// -----
+
+// A short reduction right before a parallel last dim (the online softmax's
+// row sums in lanes: rows x cols/lanes x lanes into rows x lanes) is taken
+// whole per row, one multi_reduction over the middle dim; a long one (64
+// vectors, past 16) goes one step at a time.
+// CHECK-LABEL: func @lane_sums
+// CHECK: scf.for
+// CHECK: vector.multi_reduction <add>, %{{.+}}, %{{.+}} [1] : vector<1x4x16xf32> to vector<1x16xf32>
+// CHECK-LABEL: func @column_sums
+// CHECK: vector.multi_reduction <add>, %{{.+}}, %{{.+}} [1] : vector<1x1x16xf32> to vector<1x16xf32>
+func.func @lane_sums(%p: tensor<8x4x16xf32>, %l: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p : tensor<8x4x16xf32>) outs(%l : tensor<8x16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+func.func @column_sums(%p: tensor<8x64x16xf32>, %l: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p : tensor<8x64x16xf32>) outs(%l : tensor<8x16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
