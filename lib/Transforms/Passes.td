@@ -735,7 +735,9 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     exact 0; f32 `erf`, GELU's, is one rational function of the argument
     clamped to [-4, 4], x P(x^2) / Q(x^2) with P of degree 6 and Q of
     degree 4, within 4.5e-7 of erf and clamped into [-1, 1], instead of
-    MLIR's per-interval coefficients chosen by selects), and lowers multi-reductions (along the
+    MLIR's per-interval coefficients chosen by selects; on AVX-512 the softmax exp's
+    2^n, built from the rounding sum t + 1.5 * 2^23 + 127 and a shift into the exponent,
+    becomes `vrndscaleps` and `vscalefps`), and lowers multi-reductions (along the
     vector: horizontal reductions; keeping the innermost dim: adds of whole vectors), broadcasts, shape casts,
     transposes (16 x 16 blocks as in-register shuffles on AVX-512) and permuted transfers to
     forms `convert-vector-to-llvm` handles. Float sum reductions get

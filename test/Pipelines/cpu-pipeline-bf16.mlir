@@ -23,6 +23,10 @@
 // DOT-LABEL: sdpa:
 // DOT: vcvtneps2bf16
 // DOT: vdpbf16ps {{.*}}%zmm
+// The softmax's exp on AVX-512: n = vrndscaleps(t), p 2^n as vscalefps
+// (masked to 0 below 2^-126).
+// DOT: vrndscaleps $8
+// DOT: vscalefps {{.*}} {%k{{[0-7]}}} {z}
 // AMX-LABEL: sdpa:
 // AMX: ldtilecfg
 // AMX: tileloadd
