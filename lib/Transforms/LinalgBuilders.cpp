@@ -519,13 +519,12 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   // maximum's NaN and signed-zero rules cost a compare and blends per step.
   Value tileMax =
       buildLastDimReduction<arith::MaxNumFOp>(b, loc, scores, negInf);
-  // Also the row's exp offset in base 2, negated: -m' log2(e), or 0 while m'
-  // is -inf (every score of the row masked so far), so that P is 2^(-inf)
-  // = 0 there without a per-element guard. Each P is then 2^(s log2(e) +
-  // offset), one FMA per score before the exp; a is 2^(m log2(e) - m'
-  // log2(e)) from the same rounded products, so that every tile's P and the
-  // rescale of the earlier tiles share their offsets exactly.
-  Value log2e = buildFloatConstant(b, loc, f, kLog2E);
+  // Also the row's exp offset: m', or 0 while m' is -inf (every score of the
+  // row masked so far), so that exp(S - offset) is exp(-inf) = 0 there
+  // without a per-element guard. (Not m' log2(e) folded into one FMA of
+  // the score, 2^(s log2(e) - c): c rounded to f32 is off m' log2(e) by up
+  // to half its ulp, which past |m'| ~ 1.5e9 puts the largest score's
+  // 2^(...) out of f32's range and empties the row; S - m' is exact there.)
   auto maxUpdate = linalg::GenericOp::create(
       b, loc,
       TypeRange{state.rowMax.getType(), tileMax.getType(), tileMax.getType()},
@@ -535,15 +534,12 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
       ArrayRef<AffineMap>{id1, id1, id1, id1}, parallel(1),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value newMax = arith::MaxNumFOp::create(nb, nloc, args[1], args[0]);
-        Value oldBase2 = arith::MulFOp::create(nb, nloc, args[1], log2e);
-        Value newBase2 = arith::MulFOp::create(nb, nloc, newMax, log2e);
-        Value e = buildExp2OfNonPositive(
-            nb, nloc, arith::SubFOp::create(nb, nloc, oldBase2, newBase2));
+        Value e = math::ExpOp::create(
+            nb, nloc, arith::SubFOp::create(nb, nloc, args[1], newMax));
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             newMax, negInf);
         Value alpha = arith::SelectOp::create(nb, nloc, empty, zero, e);
-        Value offset = arith::SelectOp::create(
-            nb, nloc, empty, zero, arith::NegFOp::create(nb, nloc, newBase2));
+        Value offset = arith::SelectOp::create(nb, nloc, empty, zero, newMax);
         linalg::YieldOp::create(nb, nloc, ValueRange{newMax, alpha, offset});
       });
   Value newMax = maxUpdate.getResult(0), alpha = maxUpdate.getResult(1),
@@ -557,8 +553,7 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
           return arith::MulFOp::create(nb, nloc, args[1], args[0]);
         });
   };
-  // P = 2^(S log2(e) + offset): at most 1/2 ulp of the offset above 0 (or
-  // NaN) by construction. For
+  // P = exp(S - offset): S - offset <= 0 (or NaN) by construction. For
   // pair-packed bf16 values, P is rounded to bf16 as it is computed: the
   // dot products read it in bf16, and the row sum adds the same rounded
   // weights (so l normalises exactly the weights P V used).
@@ -568,8 +563,8 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   Value probs = buildElementwise(
       b, loc, buildEmpty(b, loc, tile, probType), ValueRange{scores, offset},
       {id2, row2}, [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value p = buildExp2OfNonPositive(
-            nb, nloc, math::FmaOp::create(nb, nloc, args[0], log2e, args[1]));
+        Value p = buildExpOfNonPositive(
+            nb, nloc, arith::SubFOp::create(nb, nloc, args[0], args[1]));
         return bf16Pairs ? arith::TruncFOp::create(nb, nloc, probType, p) : p;
       });
   // l' = a l + rowsum(P); with partial sums in lanes, P as rows x

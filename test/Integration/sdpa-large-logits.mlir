@@ -1,11 +1,16 @@
 // RUN: attn-run %s --all --check --input-magnitude 30 --rtol 1e-4 --pipeline attn-reference-pipeline | FileCheck %s
 // RUN: attn-run %s --all --check --input-magnitude 30 --rtol 1e-4 | FileCheck %s
 // RUN: attn-run %s --all --check --input-magnitude 30 --rtol 1e-4 --pipeline "attn-cpu-pipeline{block-q=4 block-k=4}" | FileCheck %s
+// RUN: attn-run %s --all --check --input-magnitude 100000 --rtol 1e-4 --pipeline "attn-cpu-pipeline{block-q=4 block-k=4}" | FileCheck %s
 
 // Inputs uniform in [-30, 30] give logits of order 1e3 to 1e4: the stable
 // softmax must neither overflow nor produce NaN. The f32 scores carry absolute
 // errors of ~1e-4 at this magnitude (exp turns them into relative errors of
-// the weights), hence rtol 1e-4.
+// the weights), hence rtol 1e-4. Inputs in [-1e5, 1e5] give logits of
+// order 1e9 to 1e10, one-hot rows: the tiled online softmax must keep the
+// largest score's weight in range (an offset m' log2(e) rounded to f32 and
+// folded into one FMA per score is off by up to half its ulp, 2^7 and more
+// here, and emptied such rows).
 
 // CHECK-LABEL: attn-run: @large_logits_dense
 // CHECK: CHECK PASSED

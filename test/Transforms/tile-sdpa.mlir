@@ -47,28 +47,21 @@
 // CHECK:         arith.cmpi slt, %{{.+}}, %[[C10]]
 // CHECK:         arith.select %{{.+}}, %{{.+}}, %[[NEGINF]]
 // CHECK:     }
-// Online softmax: row max, rescale factor and the row's exp offset in base
-// 2, negated (-m' log2(e), or 0 while m' is -inf: one select per row),
-// probabilities (no per-score guard), sum and accumulator updated in place
-// of the loop-carried state. The rescale factor is 2^(m log2(e) - m'
-// log2(e)), from the same rounded products as the offsets.
+// Online softmax: row max, rescale factor and the row's exp offset (m', or 0
+// while m' is -inf: one select per row), probabilities (no per-score guard),
+// sum and accumulator updated in place of the loop-carried state.
 // CHECK:     %[[NEW:.+]]:3 = linalg.generic {{.*}} ins(%{{.+}} : tensor<4xf32>) outs(%[[M]], %{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
-// CHECK-NEXT:  ^bb0(%[[TMAX:[^:]+]]: f32, %[[OLD:[^:]+]]: f32,
-// CHECK-NEXT:    %[[MAX:.+]] = arith.maxnumf %[[OLD]], %[[TMAX]] : f32
-// CHECK-NEXT:    %[[OLD2:.+]] = arith.mulf %[[OLD]], %[[LOG2E:.+]] : f32
-// CHECK-NEXT:    %[[NEW2:.+]] = arith.mulf %[[MAX]], %[[LOG2E]] : f32
-// CHECK-NEXT:    arith.subf %[[OLD2]], %[[NEW2]] : f32
-// CHECK-COUNT-5: math.fma
-// CHECK:         %[[EMPTY:.+]] = arith.cmpf oeq, %[[MAX]], %{{.+}} : f32
-// CHECK-NEXT:    arith.select %[[EMPTY]]
-// CHECK-NEXT:    %[[NEG:.+]] = arith.negf %[[NEW2]] : f32
-// CHECK-NEXT:    arith.select %[[EMPTY]], %{{.+}}, %[[NEG]] : f32
-// P = 2^(S log2(e) + offset), one FMA of the score, for arguments up to
-// 1/2: 2^n 2^g with n rounded by adding 1.5 * 2^23 + 127, a degree-5
-// polynomial in g, 0 below 2^-126 (and at -inf), no range clamps.
+// CHECK:       math.exp
+// CHECK:       arith.cmpf oeq
+// CHECK:       arith.select
+// exp(S - offset) for S - offset <= 0 (exact subtraction, whatever the
+// scores' magnitude): 2^t, t = (S - offset) log2(e), with n rounded by
+// adding 1.5 * 2^23 + 127, a degree-5 polynomial in g, 0 below 2^-126 (and
+// at -inf), no range clamps.
 // CHECK:     %[[P:.+]] = linalg.generic {{.*}} ins(%[[SC]], %[[NEW]]#2 :
 // CHECK-NEXT:  ^bb0
-// CHECK-NEXT:    %[[T:.+]] = math.fma %{{.+}}, %[[LOG2E]], %{{.+}} : f32
+// CHECK-NEXT:    %[[X:.+]] = arith.subf
+// CHECK-NEXT:    %[[T:.+]] = arith.mulf %[[X]], %{{.+}} : f32
 // CHECK-NEXT:    %[[SH:.+]] = arith.addf %[[T]], %[[MAGIC:.+]] : f32
 // CHECK-NEXT:    %[[N:.+]] = arith.subf %[[SH]], %[[MAGIC]] : f32
 // CHECK-NEXT:    %[[G:.+]] = arith.subf %[[T]], %[[N]] : f32
