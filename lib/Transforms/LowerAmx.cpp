@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
@@ -93,12 +94,26 @@ namespace {
 struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
+  /// Whether a factor of `op` may be a view of `c` (through view-like ops
+  /// to the same base): then the fill or copy before it is what the factor
+  /// reads, and must stay.
+  static bool readsFrom(linalg::GenericOp op, Value c) {
+    auto base = [](Value v) {
+      while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+        v = view.getViewSource();
+      return v;
+    };
+    Value cBase = base(c);
+    return llvm::any_of(op.getDpsInputs(),
+                        [&](Value input) { return base(input) == cBase; });
+  }
+
   /// The linalg.fill of +0.0 into `c` right before `op` (nothing between
   /// them), if there is one.
   static linalg::FillOp zeroFillOf(linalg::GenericOp op, Value c) {
     auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
     if (!fill || !fill.hasPureBufferSemantics() ||
-        fill.getDpsInits()[0] != c)
+        fill.getDpsInits()[0] != c || readsFrom(op, c))
       return nullptr;
     FloatAttr value;
     if (!matchPattern(fill.getDpsInputs()[0], m_Constant(&value)) ||
@@ -115,7 +130,7 @@ struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
   static memref::CopyOp initialCopyOf(linalg::GenericOp op, Value c) {
     auto copy = dyn_cast_or_null<memref::CopyOp>(op->getPrevNode());
     if (!copy || copy.getTarget() != c ||
-        !c.getDefiningOp<memref::AllocOp>())
+        !c.getDefiningOp<memref::AllocOp>() || readsFrom(op, c))
       return nullptr;
     auto sourceType = dyn_cast<MemRefType>(copy.getSource().getType());
     if (!sourceType ||

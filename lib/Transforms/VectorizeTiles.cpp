@@ -1206,13 +1206,17 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
     if (!type || !type.getElementType().isF32() || type.isScalable() ||
         type.getNumElements() % 16 != 0)
       return rewriter.notifyMatchFailure(op, "not whole vectors of 16 f32");
+    // The 2^n factor and its steps used by this product alone: another use
+    // would keep the magic sum's rounding while g takes roundeven's (they
+    // differ at half-integers).
     auto scale = op.getRhs().getDefiningOp<arith::BitcastOp>();
     auto shift = scale ? scale.getIn().getDefiningOp<arith::ShLIOp>() : nullptr;
-    if (!shift || !isSplat(shift.getRhs(), 23))
-      return rewriter.notifyMatchFailure(op, "not a product by 2^n");
+    if (!shift || !isSplat(shift.getRhs(), 23) || !scale->hasOneUse() ||
+        !shift->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not a product by 2^n alone");
     auto bits = shift.getLhs().getDefiningOp<arith::BitcastOp>();
     auto shifted = bits ? bits.getIn().getDefiningOp<arith::AddFOp>() : nullptr;
-    if (!shifted || !isSplat(shifted.getRhs(), kMagic))
+    if (!shifted || !bits->hasOneUse() || !isSplat(shifted.getRhs(), kMagic))
       return rewriter.notifyMatchFailure(op, "2^n not from t + 1.5 * 2^23 + 127");
     // Every other use of t + M must be (t + M) - M, which becomes n too.
     SmallVector<arith::SubFOp> roundings;

@@ -78,6 +78,10 @@ func.func @scores(%a: memref<64x32x2xbf16>, %b: memref<32x64x2xbf16, strided<[12
 // CHECK: memref.copy
 // CHECK-NOT: amx.tile_zero
 // CHECK-COUNT-4: amx.tile_load %arg2
+// CHECK-LABEL: func @fill_read_by_factor
+// CHECK: linalg.fill
+// CHECK-NOT: amx.tile_zero
+// CHECK-COUNT-4: amx.tile_load %[[CV:.+]][
 // CHECK-LABEL: func @copied_from
 // CHECK: %[[C:.+]] = memref.alloc
 // CHECK-NOT: memref.copy
@@ -120,6 +124,26 @@ func.func @fill_then_copy(%a: memref<32x16x2xbf16>, %b: memref<16x32x2xbf16>, %c
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<32x32xf32>)
   memref.copy %d, %c : memref<32x32xf32> to memref<32x32xf32>
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<32x16x2xbf16>, memref<16x32x2xbf16>) outs(%c : memref<32x32xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.extf %y : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+// A fill of +0 into C where a factor is a view of the same bytes: the
+// factor reads the zeros, so the fill stays and C's tiles are loaded.
+func.func @fill_read_by_factor(%b: memref<16x32x2xbf16>) attributes {target_cpu = "sapphirerapids"} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %bytes = memref.alloc() : memref<4096xi8>
+  %c = memref.view %bytes[%c0][] : memref<4096xi8> to memref<32x32xf32>
+  %a = memref.view %bytes[%c0][] : memref<4096xi8> to memref<32x16x2xbf16>
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x32xf32>)
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %b : memref<32x16x2xbf16>, memref<16x32x2xbf16>) outs(%c : memref<32x32xf32>) {
   ^bb0(%x: bf16, %y: bf16, %acc: f32):

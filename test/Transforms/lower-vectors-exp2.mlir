@@ -13,7 +13,12 @@
 // AVX512: %[[N:.+]] = math.roundeven %[[T:.+]] : vector<64xf32>
 // AVX512: arith.subf %[[T]], %[[N]] : vector<64xf32>
 // AVX512-NOT: arith.shli
-// AVX512-COUNT-4: x86vector.avx512.mask.scalef {{.*}} : vector<16xf32>
+// MLIR 22 hands the op's operands in order to the intrinsic (a, b,
+// passthrough, k, rounding): the factor, the exponents, the factor.
+// AVX512: %[[P0:.+]] = vector.extract_strided_slice %{{.+}} {offsets = [0], sizes = [16], strides = [1]}
+// AVX512: %[[N0:.+]] = vector.extract_strided_slice %[[N]] {offsets = [0], sizes = [16], strides = [1]}
+// AVX512: x86vector.avx512.mask.scalef %[[P0]], %[[N0]], %[[P0]], %{{.+}}, %{{.+}} : vector<16xf32>
+// AVX512-COUNT-3: x86vector.avx512.mask.scalef {{.*}} : vector<16xf32>
 // AVX512: arith.select
 // AVX2-LABEL: func @exp2_of_scores
 // AVX2: arith.constant dense<0x4B40007F>
@@ -43,7 +48,8 @@ func.func @exp2_of_scores(%t: vector<64xf32>) -> vector<64xf32> {
 
 // -----
 
-// The rounded sum also used otherwise (here returned): left alone.
+// The rounded sum, or the 2^n factor, also used otherwise (here returned):
+// left alone.
 // AVX512-LABEL: func @other_use
 // AVX512: arith.shli
 // AVX512-NOT: x86vector
@@ -56,4 +62,17 @@ func.func @other_use(%t: vector<16xf32>, %q: vector<16xf32>) -> (vector<16xf32>,
   %scale = arith.bitcast %sh : vector<16xi32> to vector<16xf32>
   %e = arith.mulf %q, %scale : vector<16xf32>
   return %e, %shifted : vector<16xf32>, vector<16xf32>
+}
+// AVX512-LABEL: func @factor_used_twice
+// AVX512: arith.shli
+// AVX512-NOT: x86vector
+func.func @factor_used_twice(%t: vector<16xf32>, %q: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
+  %magic = arith.constant dense<12583039.0> : vector<16xf32>
+  %c23 = arith.constant dense<23> : vector<16xi32>
+  %shifted = arith.addf %t, %magic : vector<16xf32>
+  %bits = arith.bitcast %shifted : vector<16xf32> to vector<16xi32>
+  %sh = arith.shli %bits, %c23 : vector<16xi32>
+  %scale = arith.bitcast %sh : vector<16xi32> to vector<16xf32>
+  %e = arith.mulf %q, %scale : vector<16xf32>
+  return %e, %scale : vector<16xf32>, vector<16xf32>
 }
