@@ -95,24 +95,16 @@ Value mlir::attn::buildIndexCast(OpBuilder &b, Location loc, Value value) {
 }
 
 Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x) {
-  if (!getElementTypeOrSelf(x.getType()).isF32())
-    return math::ExpOp::create(b, loc, x);
-  return buildExp2OfNonPositive(
-      b, loc,
-      arith::MulFOp::create(
-          b, loc, x, buildFloatConstant(b, loc, x.getType(), kLog2E)));
-}
-
-Value mlir::attn::buildExp2OfNonPositive(OpBuilder &b, Location loc, Value t) {
-  Type type = t.getType();
+  Type type = x.getType();
   if (!getElementTypeOrSelf(type).isF32())
-    return math::Exp2Op::create(b, loc, t);
+    return math::ExpOp::create(b, loc, x);
   auto vecType = dyn_cast<VectorType>(type);
-  // Constants of t's type (splats for a vector).
+  // Constants of x's type (splats for a vector).
   auto c = [&](double v) { return buildFloatConstant(b, loc, type, v); };
-  // 2^t = 2^n 2^g with n = round(t), |g| <= 1/2. Adding 1.5 * 2^23 + 127
-  // rounds t to an integer in the low mantissa bits, n + 127 (the biased
-  // exponent of 2^n) for t in [-126.5, 0.5].
+  // exp(x) = 2^t, t = x log2(e) = n + g with n = round(t), |g| <= 1/2.
+  // Adding 1.5 * 2^23 + 127 rounds t to an integer in the low mantissa
+  // bits, n + 127 (the biased exponent of 2^n) for t in [-126.5, 0.5].
+  Value t = arith::MulFOp::create(b, loc, x, c(1.4426950408889634));
   Value magic = c(12582912.0 + 127.0);
   Value shifted = arith::AddFOp::create(b, loc, t, magic);
   Value n = arith::SubFOp::create(b, loc, shifted, magic);
@@ -142,7 +134,7 @@ Value mlir::attn::buildExp2OfNonPositive(OpBuilder &b, Location loc, Value t) {
       b, loc, arith::BitcastOp::create(b, loc, bitsType, shifted), shift);
   Value e = arith::MulFOp::create(b, loc, p,
                                   arith::BitcastOp::create(b, loc, type, bits));
-  // Below 2^-126 (and at t = -inf) the result is 0; a NaN stays NaN (the
+  // Below 2^-126 (and at x = -inf) the result is 0; a NaN stays NaN (the
   // compare is false, and every step above propagates it).
   Value tiny =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, t, c(-126.0));
@@ -569,39 +561,36 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
       });
   // l' = a l + rowsum(P); with partial sums in lanes, P as rows x
   // cols/lanes x lanes summed over its middle dim: dims (i, u, t), lane t.
-  auto sumBody = [&](OpBuilder &nb, Location nloc, ValueRange args) {
-    Value p = args[0];
-    if (bf16Pairs)
-      p = arith::ExtFOp::create(nb, nloc, f, p);
-    linalg::YieldOp::create(
-        nb, nloc, arith::AddFOp::create(nb, nloc, p, args[1]).getResult());
-  };
   using utils::IteratorType;
-  ArrayRef<int64_t> sumShape = getShape(state.rowSum);
-  Value newSum;
-  if (sumShape.size() == 2) {
+  Value sumInput = probs;
+  SmallVector<AffineMap> sumMaps{id2, row2};
+  SmallVector<IteratorType> sumIters{IteratorType::parallel,
+                                     IteratorType::reduction};
+  AffineMap alphaMap = id1;
+  if (ArrayRef<int64_t> sumShape = getShape(state.rowSum);
+      sumShape.size() == 2) {
     int64_t lanes = sumShape[1];
     assert(tile[1] % lanes == 0 && "score columns not in whole sum lanes");
-    Value laneProbs = buildExpand(b, loc, probs,
-                                  {tile[0], tile[1] / lanes, lanes},
-                                  {{0}, {1, 2}});
-    newSum = linalg::GenericOp::create(
-                 b, loc, state.rowSum.getType(), ValueRange{laneProbs},
-                 ValueRange{rescale(state.rowSum, row2)},
-                 ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(3, ctx),
-                                     dimsMap(ctx, 3, {0, 2})},
-                 {IteratorType::parallel, IteratorType::reduction,
-                  IteratorType::parallel},
-                 sumBody)
-                 .getResult(0);
-  } else {
-    newSum = linalg::GenericOp::create(
-                 b, loc, state.rowSum.getType(), ValueRange{probs},
-                 ValueRange{rescale(state.rowSum, id1)},
-                 ArrayRef<AffineMap>{id2, row2},
-                 {IteratorType::parallel, IteratorType::reduction}, sumBody)
-                 .getResult(0);
+    sumInput = buildExpand(b, loc, probs, {tile[0], tile[1] / lanes, lanes},
+                           {{0}, {1, 2}});
+    sumMaps = {AffineMap::getMultiDimIdentityMap(3, ctx),
+               dimsMap(ctx, 3, {0, 2})};
+    sumIters.push_back(IteratorType::parallel);
+    alphaMap = row2;
   }
+  Value newSum =
+      linalg::GenericOp::create(
+          b, loc, state.rowSum.getType(), ValueRange{sumInput},
+          ValueRange{rescale(state.rowSum, alphaMap)}, sumMaps, sumIters,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value p = args[0];
+            if (bf16Pairs)
+              p = arith::ExtFOp::create(nb, nloc, f, p);
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::AddFOp::create(nb, nloc, p, args[1]).getResult());
+          })
+          .getResult(0);
   if (bf16Pairs) {
     // acc' = a acc + P V over key pairs; dims (i, d, t, p): P pairs
     // (i, t, p), values (t, d, p).

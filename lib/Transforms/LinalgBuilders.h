@@ -203,13 +203,8 @@ Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 /// no range clamps (MLIR's polynomial math.exp needs them for any x),
 /// exactly 0 below 2^-126 and at -inf, NaN for NaN; math.exp unless f32 or
 /// a vector of f32.
+/// attn-lower-vectors turns its 2^n into vrndscaleps + vscalefps on AVX-512.
 Value buildExpOfNonPositive(OpBuilder &b, Location loc, Value x);
-/// 2^t for t <= 1/2, -inf or NaN, the same way (math.exp2 unless f32);
-/// buildExpOfNonPositive is 2^(x log2(e)). attn-lower-vectors turns its
-/// 2^n into vrndscaleps + vscalefps on AVX-512.
-Value buildExp2OfNonPositive(OpBuilder &b, Location loc, Value t);
-/// log2(e), the factor of exp(x) = 2^(x log2(e)).
-inline constexpr double kLog2E = 1.4426950408889634;
 
 } // namespace mlir::attn
 

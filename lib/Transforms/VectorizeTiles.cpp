@@ -1173,30 +1173,30 @@ struct ErfAsRational : OpRewritePattern<math::ErfOp> {
   }
 };
 
-/// The 2^n of buildExp2OfNonPositive on AVX-512: 2^t = 2^n p(g) builds 2^n
+/// The 2^n of buildExpOfNonPositive on AVX-512: 2^t = 2^n p(g) builds 2^n
 /// by adding 1.5 * 2^23 + 127 to t (n + 127 in the low mantissa bits; n =
 /// that sum minus the constant) and shifting those bits into the exponent,
 /// then multiplies. AVX-512 has both steps as one instruction each:
 /// `vrndscaleps` rounds t to n, and `vscalefps` computes p 2^n, so
 ///   p * bitcast(shli(bitcast(t + M), 23))  ->  scalef(p, roundeven(t))
 /// and (t + M) - M -> roundeven(t): the addition, the subtraction and the
-/// shift become one rounding (10 vector ops per vector of scores instead of
-/// 12). The two agree wherever the exp uses them, t in [-126.5, 1/2]; below,
-/// buildExp2OfNonPositive's select makes the result 0 either way.
+/// shift become one rounding (11 vector ops per vector of scores instead of
+/// 13). The two agree wherever the exp uses them, t in [-126.5, 1/2]; below,
+/// buildExpOfNonPositive's select makes the result 0 either way.
 struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  /// Whether `v` is a splat constant equal to `value`.
-  static bool isSplat(Value v, double value) {
-    DenseElementsAttr attr;
-    if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
-      return false;
-    auto element = attr.getSplatValue<Attribute>();
-    if (auto f = dyn_cast<FloatAttr>(element))
-      return f.getValueAsDouble() == value;
-    if (auto i = dyn_cast<IntegerAttr>(element))
-      return i.getValue().getSExtValue() == int64_t(value);
-    return false;
+  /// Whether `v` is a float constant (scalar or splat) equal to `value`.
+  static bool isFloat(Value v, double value) {
+    APFloat constant(0.0f);
+    return matchPattern(v, m_ConstantFloat(&constant)) &&
+           constant.convertToDouble() == value;
+  }
+  /// Whether `v` is an integer constant (scalar or splat) equal to `value`.
+  static bool isInt(Value v, int64_t value) {
+    APInt constant;
+    return matchPattern(v, m_ConstantInt(&constant)) &&
+           constant.getSExtValue() == value;
   }
 
   LogicalResult matchAndRewrite(arith::MulFOp op,
@@ -1211,12 +1211,12 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
     // differ at half-integers).
     auto scale = op.getRhs().getDefiningOp<arith::BitcastOp>();
     auto shift = scale ? scale.getIn().getDefiningOp<arith::ShLIOp>() : nullptr;
-    if (!shift || !isSplat(shift.getRhs(), 23) || !scale->hasOneUse() ||
+    if (!shift || !isInt(shift.getRhs(), 23) || !scale->hasOneUse() ||
         !shift->hasOneUse())
       return rewriter.notifyMatchFailure(op, "not a product by 2^n alone");
     auto bits = shift.getLhs().getDefiningOp<arith::BitcastOp>();
     auto shifted = bits ? bits.getIn().getDefiningOp<arith::AddFOp>() : nullptr;
-    if (!shifted || !bits->hasOneUse() || !isSplat(shifted.getRhs(), kMagic))
+    if (!shifted || !bits->hasOneUse() || !isFloat(shifted.getRhs(), kMagic))
       return rewriter.notifyMatchFailure(op, "2^n not from t + 1.5 * 2^23 + 127");
     // Every other use of t + M must be (t + M) - M, which becomes n too.
     SmallVector<arith::SubFOp> roundings;
@@ -1225,7 +1225,7 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
         continue;
       auto sub = dyn_cast<arith::SubFOp>(user);
       if (!sub || sub.getLhs() != shifted.getResult() ||
-          !isSplat(sub.getRhs(), kMagic))
+          !isFloat(sub.getRhs(), kMagic))
         return rewriter.notifyMatchFailure(op, "t + M has other uses");
       roundings.push_back(sub);
     }

@@ -40,7 +40,7 @@
 // SCALAR-LABEL: llvm.func @sdpa
 // SCALAR-NOT: vector<
 // The unvectorized path: scalar code, the softmax's exp as the FMAs of its
-// polynomial (buildExp2OfNonPositive), the same arithmetic as the vectors'.
+// polynomial (buildExpOfNonPositive), the same arithmetic as the vectors'.
 // SCALAR: llvm.intr.fma({{.*}}) : (f32, f32, f32) -> f32
 // SCALAR: llvm.return
 

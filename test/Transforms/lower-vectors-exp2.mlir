@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-lower-vectors | FileCheck %s --check-prefix=AVX512
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v3" --attn-lower-vectors | FileCheck %s --check-prefix=AVX2
 
-// The 2^n of the softmax's exp (buildExp2OfNonPositive: t + 1.5 * 2^23 +
+// The 2^n of the softmax's exp (buildExpOfNonPositive: t + 1.5 * 2^23 +
 // 127 rounds t to n in the low mantissa bits, shifted into the exponent of
 // the factor p is multiplied by) on AVX-512: n = roundeven(t)
 // (vrndscaleps) and p 2^n as vscalefps, 16 lanes at a time; the rounding
