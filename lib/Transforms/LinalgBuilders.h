@@ -202,9 +202,12 @@ Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 /// exp(x) for x <= 0, -inf or NaN (a softmax's S - max): arith ops, with
 /// no range clamps (MLIR's polynomial math.exp needs them for any x),
 /// exactly 0 below 2^-126 and at -inf, NaN for NaN; math.exp unless f32 or
-/// a vector of f32.
+/// a vector of f32. 2.0 ulp; where the caller rounds the result to
+/// `roundedTo` = bf16, a shorter polynomial within a twentieth of bf16's
+/// rounding (1.0e-4 relative).
 /// attn-lower-vectors turns its 2^n into vrndscaleps + vscalefps on AVX-512.
-Value buildExpOfNonPositive(OpBuilder &b, Location loc, Value x);
+Value buildExpOfNonPositive(OpBuilder &b, Location loc, Value x,
+                            Type roundedTo = {});
 
 } // namespace mlir::attn
 
