@@ -737,7 +737,10 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     degree 4, within 4.5e-7 of erf and clamped into [-1, 1], instead of
     MLIR's per-interval coefficients chosen by selects; on AVX-512 the softmax exp's
     2^n, built from the rounding sum t + 1.5 * 2^23 + 127 and a shift into the exponent,
-    becomes `vrndscaleps` and `vscalefps`), and lowers multi-reductions (along the
+    becomes `vrndscaleps` and `vscalefps`; on AVX512-BF16, f32 -> bf16
+    `arith.truncf` of whole 32-value chunks becomes `vcvtne2ps2bf16`, two
+    vectors per instruction, where LLVM would round one at a time and join
+    the halves), and lowers multi-reductions (along the
     vector: horizontal reductions; keeping the innermost dim: adds of whole vectors), broadcasts, shape casts,
     transposes (16 x 16 blocks as in-register shuffles on AVX-512) and permuted transfers to
     forms `convert-vector-to-llvm` handles. Float sum reductions get
@@ -766,7 +769,8 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect",
     "::mlir::affine::AffineDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::x86vector::X86VectorDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::x86vector::X86VectorDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 
@@ -781,7 +785,8 @@ def AttnExpandBf16 : Pass<"attn-expand-bf16"> {
     CPU pipelines run this pass before the LLVM conversion. In functions whose
     target has AVX512-BF16, `arith.truncf` to bf16 is left for LLVM, which
     lowers it to `vcvtneps2bf16` (one instruction per 16 values; it rounds to
-    nearest even like the expansion, and treats inputs below 2^-126 as zero).
+    nearest even like the expansion, and treats inputs below 2^-126 as zero;
+    attn-lower-vectors has made whole 32-value chunks `vcvtne2ps2bf16`).
 
     ```mlir
     %b = arith.truncf %x : vector<16xf32> to vector<16xbf16>

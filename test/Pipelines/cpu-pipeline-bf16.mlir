@@ -1,14 +1,16 @@
 // bf16 attention through attn-cpu-pipeline for named targets (never the
 // host's): with AVX512-BF16 (znver4, sapphirerapids without AMX) Q K^T and
-// P V are bf16 dot products (vdpbf16ps) and P is rounded with
-// vcvtneps2bf16; with AMX as well (sapphirerapids) they are AMX tile
+// P V are bf16 dot products (vdpbf16ps) and P is rounded two vectors at a
+// time with vcvtne2ps2bf16 (attn-lower-vectors; LLVM's own lowering of the
+// rounding is vcvtneps2bf16 per vector and a vinsertf64x4 per pair: none
+// is left); with AMX as well (sapphirerapids) they are AMX tile
 // products (attn-lower-amx: tdpbf16ps on tiles LLVM configures with
 // ldtilecfg); without AVX512-BF16 (x86-64-v4, x86-64-v3), or with
 // bf16-dot-product=false, f32 FMAs.
 //
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | FileCheck %s --check-prefix=LLVM
-// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT
-// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids target-features=-amx-tile" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT --implicit-check-not=vcvtneps2bf16
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids target-features=-amx-tile" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT --implicit-check-not=vcvtneps2bf16
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids" | mlir-translate --mlir-to-llvmir | llc -O3 > %t.amx.s
 // RUN: FileCheck %s --check-prefix=AMX --implicit-check-not=vdpbf16ps < %t.amx.s
 // The four accumulators and four factors of a 2 x 2 block fit the eight tile
@@ -21,7 +23,7 @@
 // LLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
 
 // DOT-LABEL: sdpa:
-// DOT: vcvtneps2bf16
+// DOT: vcvtne2ps2bf16
 // DOT: vdpbf16ps {{.*}}%zmm
 // The softmax's exp on AVX-512: n = vrndscaleps(t), p 2^n as vscalefps
 // (masked to 0 below 2^-126).
@@ -32,7 +34,7 @@
 // AMX: tileloadd
 // AMX: tdpbf16ps %tmm{{[0-7]}}, %tmm{{[0-7]}}, %tmm{{[0-7]}}
 // AMX: tilestored
-// AMX: vcvtneps2bf16
+// AMX: vcvtne2ps2bf16
 // AMX: tdpbf16ps
 // AMX: tilerelease
 // FMA-LABEL: sdpa:
