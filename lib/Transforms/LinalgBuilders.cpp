@@ -580,12 +580,25 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
       sumShape.size() == 2) {
     int64_t lanes = sumShape[1];
     assert(tile[1] % lanes == 0 && "score columns not in whole sum lanes");
-    sumInput = buildExpand(b, loc, probs, {tile[0], tile[1] / lanes, lanes},
-                           {{0}, {1, 2}});
-    sumMaps = {AffineMap::getMultiDimIdentityMap(3, ctx),
-               dimsMap(ctx, 3, {0, 2})};
-    sumIters.push_back(IteratorType::parallel);
     alphaMap = row2;
+    if (bf16Pairs && tile[1] % (2 * lanes) == 0) {
+      // bf16 P in lanes of pairs, dims (i, u, t, p): lane t adds the pair
+      // 32u + 2t + {0, 1}, the form of a dot product of P with ones
+      // (attn-lower-vectors: one vdpbf16ps per 32 weights, where widening
+      // them to f32 and adding takes six instructions).
+      sumInput = buildExpand(b, loc, probs,
+                             {tile[0], tile[1] / (2 * lanes), lanes, 2},
+                             {{0}, {1, 2, 3}});
+      sumMaps = {AffineMap::getMultiDimIdentityMap(4, ctx),
+                 dimsMap(ctx, 4, {0, 2})};
+      sumIters.append({IteratorType::parallel, IteratorType::reduction});
+    } else {
+      sumInput = buildExpand(b, loc, probs, {tile[0], tile[1] / lanes, lanes},
+                             {{0}, {1, 2}});
+      sumMaps = {AffineMap::getMultiDimIdentityMap(3, ctx),
+                 dimsMap(ctx, 3, {0, 2})};
+      sumIters.push_back(IteratorType::parallel);
+    }
   }
   Value newSum =
       linalg::GenericOp::create(

@@ -589,7 +589,9 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       file, so that a polynomial exp's temporaries stay in registers); row
       reductions reduce a whole row; a reduction of at most 16 vectors over
       the dimension before a parallel last one (the online softmax's row
-      sums in lanes) is taken whole, as vector adds;
+      sums in lanes) is taken whole, as vector adds, and so is one whose
+      lanes hold pairs (bf16 row sums: units x 16 x 2 over the units and
+      the pair, which `attn-lower-vectors` makes dot products with ones);
     - transposes of the two innermost dimensions (`K^T`): blocks of one
       register's lanes squared (16 x 16 on AVX-512, 8 x 8 on AVX2);
     - the producer of a contraction's accumulator is fused into the
@@ -740,7 +742,9 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     becomes `vrndscaleps` and `vscalefps`; on AVX512-BF16, f32 -> bf16
     `arith.truncf` of whole 32-value chunks becomes `vcvtne2ps2bf16`, two
     vectors per instruction, where LLVM would round one at a time and join
-    the halves), and lowers multi-reductions (along the
+    the halves, and sums of bf16 pairs into 16 lanes (the bf16 online
+    softmax's row sums) become `vdpbf16ps` with a vector of ones), and
+    lowers multi-reductions (along the
     vector: horizontal reductions; keeping the innermost dim: adds of whole vectors), broadcasts, shape casts,
     transposes (16 x 16 blocks as in-register shuffles on AVX-512) and permuted transfers to
     forms `convert-vector-to-llvm` handles. Float sum reductions get

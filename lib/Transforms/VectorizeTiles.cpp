@@ -508,6 +508,18 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     // cols/lanes x lanes into rows x lanes) is taken whole, a few vector
     // adds into one vector.
     unsigned last = ranges.size() - 1;
+    // The same with each lane's values in pairs (bf16 row sums as dot
+    // products with ones: rows x units x lanes x 2 into rows x lanes).
+    if (last > 1 && iters[last] == utils::IteratorType::reduction &&
+        ranges[last] == 2 &&
+        iters[last - 1] == utils::IteratorType::parallel &&
+        iters[last - 2] == utils::IteratorType::reduction &&
+        !ShapedType::isDynamic(ranges[last - 2]) &&
+        ranges[last - 1] == lanes &&
+        ranges[last - 2] * 2 <= kMaxWholeReduction) {
+      sizes[last - 2] = sizes[last - 1] = sizes[last] = 0;
+      return sizes;
+    }
     if (last > 0 && iters[last] == utils::IteratorType::parallel &&
         iters[last - 1] == utils::IteratorType::reduction &&
         !ShapedType::isDynamic(ranges[last - 1]) &&
@@ -1082,6 +1094,69 @@ struct ContractToBf16Dot : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// Sums of bf16 values in lanes of pairs as bf16 dot products with ones:
+///   multi_reduction <add>, extf(x : ... x U x 16 x 2 x bf16), acc [r-3, r-1]
+/// (lane t of each 16 adds the pairs 2t, 2t + 1 of U chunks of 32 values;
+/// the online softmax's row sums of its bf16 P) becomes U `vdpbf16ps` per
+/// 16 lanes, acc += x . ones, where widening each 16 values to f32 and
+/// adding takes three instructions. The products by 1 are exact; like P V's
+/// dot products (and AMX's), the instruction treats bf16 inputs below
+/// 2^-126 as zero, so l adds exactly the weights P V used.
+struct PairSumAsBf16Dot : OpRewritePattern<vector::MultiDimReductionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    constexpr int64_t kLanes = 16;
+    if (op.getKind() != vector::CombiningKind::ADD ||
+        isa_and_nonnull<vector::MaskOp>(op->getParentOp()))
+      return rewriter.notifyMatchFailure(op, "not a plain sum");
+    auto widen = op.getSource().getDefiningOp<arith::ExtFOp>();
+    VectorType type = op.getSourceVectorType();
+    int64_t rank = type.getRank();
+    if (!widen || type.isScalable() || !type.getElementType().isF32() ||
+        !getElementTypeOrSelf(widen.getIn().getType()).isBF16() || rank < 3 ||
+        type.getDimSize(rank - 1) != 2 || type.getDimSize(rank - 2) != kLanes)
+      return rewriter.notifyMatchFailure(
+          op, "not bf16 widened to f32 in U x 16 x 2");
+    for (int64_t d = 0; d < rank; ++d)
+      if (op.isReducedDim(d) != (d == rank - 3 || d == rank - 1))
+        return rewriter.notifyMatchFailure(op, "not summed over U and pairs");
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t outer = 1;
+    for (int64_t size : shape.drop_back(3))
+      outer *= size;
+    int64_t units = shape[rank - 3];
+    Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type();
+    Value x = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({outer, units, 2 * kLanes}, bf16),
+        widen.getIn());
+    Type accType = op.getAcc().getType();
+    Value acc = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({outer, kLanes}, f32), op.getAcc());
+    auto onesType = VectorType::get({2 * kLanes}, bf16);
+    Value ones = arith::ConstantOp::create(
+        rewriter, loc, onesType,
+        DenseElementsAttr::get(onesType, rewriter.getFloatAttr(bf16, 1.0)));
+    for (int64_t o = 0; o < outer; ++o) {
+      Value sum = vector::ExtractOp::create(rewriter, loc, acc,
+                                            ArrayRef<int64_t>{o});
+      for (int64_t u = 0; u < units; ++u)
+        sum = x86vector::DotBF16Op::create(
+            rewriter, loc, VectorType::get({kLanes}, f32), sum,
+            vector::ExtractOp::create(rewriter, loc, x,
+                                      ArrayRef<int64_t>{o, u}),
+            ones);
+      acc = vector::InsertOp::create(rewriter, loc, sum, acc,
+                                     ArrayRef<int64_t>{o});
+    }
+    rewriter.replaceOp(op, vector::ShapeCastOp::create(rewriter, loc, accType,
+                                                       acc));
+    return success();
+  }
+};
+
 /// A contraction of narrower float factors into a wider accumulator that no
 /// dot-product instruction took (a target without AVX512-BF16, or a register
 /// tile whose columns are not a multiple of 4): the factors extended, so
@@ -1369,6 +1444,17 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
           if (auto read = factor.getDefiningOp<vector::TransferReadOp>())
             factorReads.push_back(read);
       });
+      // So do the bf16 pairs of the sums PairSumAsBf16Dot takes (read per
+      // pair, they would be assembled element by element).
+      func.walk([&](vector::MultiDimReductionOp sum) {
+        auto widen = sum.getSource().getDefiningOp<arith::ExtFOp>();
+        auto read = widen ? widen.getIn().getDefiningOp<vector::TransferReadOp>()
+                          : nullptr;
+        if (read && read.getVectorType().getElementType().isBF16() &&
+            read.getVectorType().getRank() >= 3 &&
+            read.getVectorType().getShape().back() == 2)
+          factorReads.push_back(read);
+      });
       RewritePatternSet flatten(&getContext());
       vector::populateFlattenVectorTransferPatterns(
           flatten, /*targetVectorBitwidth=*/64);
@@ -1377,7 +1463,7 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
       (void)applyOpPatternsGreedily(factorReads, std::move(flatten), onlyThese);
 
       RewritePatternSet dots(&getContext());
-      dots.add<ContractToBf16Dot>(&getContext());
+      dots.add<ContractToBf16Dot, PairSumAsBf16Dot>(&getContext());
       if (failed(applyPatternsGreedily(func, std::move(dots))))
         return signalPassFailure();
     }

@@ -12,7 +12,7 @@
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT --implicit-check-not=vcvtneps2bf16
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids target-features=-amx-tile" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT --implicit-check-not=vcvtneps2bf16
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids" | mlir-translate --mlir-to-llvmir | llc -O3 > %t.amx.s
-// RUN: FileCheck %s --check-prefix=AMX --implicit-check-not=vdpbf16ps < %t.amx.s
+// RUN: FileCheck %s --check-prefix=AMX < %t.amx.s
 // The four accumulators and four factors of a 2 x 2 block fit the eight tile
 // registers: no tile is spilled to the stack.
 // RUN: not grep -E "tile(loadd|stored).*%rsp" %t.amx.s
@@ -29,14 +29,27 @@
 // (masked to 0 below 2^-126).
 // DOT: vrndscaleps $8
 // DOT: vscalefps {{.*}} {%k{{[0-7]}}} {z}
+// On AMX no contraction is a vdpbf16ps: the only ones are the row sums of
+// P, dot products with ones (two per 64-key row).
 // AMX-LABEL: sdpa:
+// AMX-NOT: vdpbf16ps
 // AMX: ldtilecfg
+// AMX-NOT: vdpbf16ps
 // AMX: tileloadd
+// AMX-NOT: vdpbf16ps
 // AMX: tdpbf16ps %tmm{{[0-7]}}, %tmm{{[0-7]}}, %tmm{{[0-7]}}
+// AMX-NOT: vdpbf16ps
 // AMX: tilestored
+// AMX-NOT: vdpbf16ps
 // AMX: vcvtne2ps2bf16
+// AMX-NOT: vdpbf16ps
+// AMX: vdpbf16ps [[ONES:%zmm[0-9]+]], %zmm{{[0-9]+}}, [[SUM:%zmm[0-9]+]]
+// AMX: vdpbf16ps [[ONES]], %zmm{{[0-9]+}}, [[SUM]]
+// AMX-NOT: vdpbf16ps
 // AMX: tdpbf16ps
+// AMX-NOT: vdpbf16ps
 // AMX: tilerelease
+// AMX-NOT: vdpbf16ps
 // FMA-LABEL: sdpa:
 // FMA-NOT: vdpbf16ps
 // FMA: vfmadd
