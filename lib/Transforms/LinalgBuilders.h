@@ -116,7 +116,9 @@ MaskedSoftmax buildMaskedSoftmax(OpBuilder &b, Location loc, Value scores,
 /// output acc (rows x Ev). l is `rows`, or `rows x lanes` partial sums
 /// (buildOnlineSoftmaxInit's `sumLanes`): lane t sums the score columns
 /// c = t mod lanes, one vector add per vector of P and no reduction across
-/// lanes until the end (buildOnlineSoftmaxFinish).
+/// lanes until the end (buildOnlineSoftmaxFinish); for bf16 P in tiles of
+/// whole 32-column units, the pairs floor(c / 2) = t mod lanes instead (one
+/// dot product of P with ones per unit).
 struct OnlineSoftmaxState {
   Value rowMax, rowSum, acc;
 };

@@ -509,15 +509,20 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     // adds into one vector.
     unsigned last = ranges.size() - 1;
     // The same with each lane's values in pairs (bf16 row sums as dot
-    // products with ones: rows x units x lanes x 2 into rows x lanes).
+    // products with ones: rows x units x lanes x 2 into rows x lanes), the
+    // units in steps of at most 16 vectors' worth (one 32-value unit is two
+    // vectors of f32).
     if (last > 1 && iters[last] == utils::IteratorType::reduction &&
         ranges[last] == 2 &&
         iters[last - 1] == utils::IteratorType::parallel &&
         iters[last - 2] == utils::IteratorType::reduction &&
         !ShapedType::isDynamic(ranges[last - 2]) &&
-        ranges[last - 1] == lanes &&
-        ranges[last - 2] * 2 <= kMaxWholeReduction) {
-      sizes[last - 2] = sizes[last - 1] = sizes[last] = 0;
+        ranges[last - 1] == lanes) {
+      int64_t units = ranges[last - 2];
+      sizes[last - 2] = units * 2 <= kMaxWholeReduction
+                            ? 0
+                            : divisorAtMost(units, kMaxWholeReduction / 2);
+      sizes[last - 1] = sizes[last] = 0;
       return sizes;
     }
     if (last > 0 && iters[last] == utils::IteratorType::parallel &&
@@ -1099,9 +1104,12 @@ struct ContractToBf16Dot : OpRewritePattern<vector::ContractionOp> {
 /// (lane t of each 16 adds the pairs 2t, 2t + 1 of U chunks of 32 values;
 /// the online softmax's row sums of its bf16 P) becomes U `vdpbf16ps` per
 /// 16 lanes, acc += x . ones, where widening each 16 values to f32 and
-/// adding takes three instructions. The products by 1 are exact; like P V's
-/// dot products (and AMX's), the instruction treats bf16 inputs below
-/// 2^-126 as zero, so l adds exactly the weights P V used.
+/// adding takes three instructions. The products by 1 are exact, but the
+/// instruction treats bf16 inputs below 2^-126 as zero (and flushes such
+/// sums): a sum of such values differs from the widened one. For P that is
+/// no difference: P V's dot products (and AMX's) read P the same way, so l
+/// adds exactly the weights P V used. Any other sum of this form (none is
+/// built) would take that rule too.
 struct PairSumAsBf16Dot : OpRewritePattern<vector::MultiDimReductionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1256,8 +1264,9 @@ struct ErfAsRational : OpRewritePattern<math::ErfOp> {
 /// `vrndscaleps` rounds t to n, and `vscalefps` computes p 2^n, so
 ///   p * bitcast(shli(bitcast(t + M), 23))  ->  scalef(p, roundeven(t))
 /// and (t + M) - M -> roundeven(t): the addition, the subtraction and the
-/// shift become one rounding (11 vector ops per vector of scores instead of
-/// 13). The two agree wherever the exp uses them, t in [-126.5, 1/2]; below,
+/// shift become one rounding (with f32 weights' degree-5 polynomial, 11
+/// vector ops per vector of scores instead of 13; bf16 weights' degree 3,
+/// 9 instead of 11; the load, the store and P's rounding not counted). The two agree wherever the exp uses them, t in [-126.5, 1/2]; below,
 /// buildExpOfNonPositive's select makes the result 0 either way.
 struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -1366,8 +1375,8 @@ struct TruncFToBf16Pairs : OpRewritePattern<arith::TruncFOp> {
     if (!type || !sourceType || !type.getElementType().isBF16() ||
         !sourceType.getElementType().isF32() || type.isScalable() ||
         type.getNumElements() % 32 != 0 || op.getRoundingmodeAttr() ||
-        op.getFastmathAttr() &&
-            op.getFastmath() != arith::FastMathFlags::none)
+        (op.getFastmathAttr() &&
+         op.getFastmath() != arith::FastMathFlags::none))
       return rewriter.notifyMatchFailure(op,
                                          "not whole chunks of 32 f32 to bf16");
     Location loc = op.getLoc();

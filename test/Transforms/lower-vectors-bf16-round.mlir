@@ -27,15 +27,18 @@ func.func @round_probabilities(%p: vector<2x32xf32>) -> vector<2x32xbf16> {
 
 // -----
 
-// 16 values (not a whole chunk of 32), a rounding mode or f16: left alone.
+// 16 values (not a whole chunk of 32), a rounding mode, fastmath flags or
+// f16: left alone.
 // BF16-LABEL: func @left_alone
 // BF16: arith.truncf %{{.+}} : vector<16xf32> to vector<16xbf16>
 // BF16: arith.truncf %{{.+}} to_nearest_away : vector<32xf32> to vector<32xbf16>
+// BF16: arith.truncf %{{.+}} fastmath<afn> : vector<32xf32> to vector<32xbf16>
 // BF16: arith.truncf %{{.+}} : vector<32xf32> to vector<32xf16>
 // BF16-NOT: llvm.call_intrinsic
-func.func @left_alone(%a: vector<16xf32>, %b: vector<32xf32>) -> (vector<16xbf16>, vector<32xbf16>, vector<32xf16>) {
+func.func @left_alone(%a: vector<16xf32>, %b: vector<32xf32>) -> (vector<16xbf16>, vector<32xbf16>, vector<32xbf16>, vector<32xf16>) {
   %x = arith.truncf %a : vector<16xf32> to vector<16xbf16>
   %y = arith.truncf %b to_nearest_away : vector<32xf32> to vector<32xbf16>
+  %f = arith.truncf %b fastmath<afn> : vector<32xf32> to vector<32xbf16>
   %z = arith.truncf %b : vector<32xf32> to vector<32xf16>
-  return %x, %y, %z : vector<16xbf16>, vector<32xbf16>, vector<32xf16>
+  return %x, %y, %f, %z : vector<16xbf16>, vector<32xbf16>, vector<32xbf16>, vector<32xf16>
 }

@@ -30,6 +30,23 @@ func.func @pair_sums(%p: memref<4x64xbf16>, %acc: vector<1x16xf32>, %i: index) -
 
 // -----
 
+// Two rows (outer dims): one chain of dot products per row's lanes.
+// BF16-LABEL: func @two_rows
+// BF16: %[[R0:.+]] = vector.extract %{{.+}}[0] : vector<16xf32> from vector<2x16xf32>
+// BF16: %[[D0:.+]] = x86vector.avx512.dot %[[R0]], %{{.+}}, %{{.+}} : vector<32xbf16> -> vector<16xf32>
+// BF16: vector.insert %[[D0]], %{{.+}} [0] : vector<16xf32> into vector<2x16xf32>
+// BF16: %[[R1:.+]] = vector.extract %{{.+}}[1] : vector<16xf32> from vector<2x16xf32>
+// BF16: %[[D1:.+]] = x86vector.avx512.dot %[[R1]], %{{.+}}, %{{.+}} : vector<32xbf16> -> vector<16xf32>
+// BF16: vector.insert %[[D1]], %{{.+}} [1] : vector<16xf32> into vector<2x16xf32>
+// BF16-NOT: x86vector.avx512.dot
+func.func @two_rows(%x: vector<2x1x16x2xbf16>, %acc: vector<2x16xf32>) -> vector<2x16xf32> {
+  %w = arith.extf %x : vector<2x1x16x2xbf16> to vector<2x1x16x2xf32>
+  %s = vector.multi_reduction <add>, %w, %acc [1, 3] : vector<2x1x16x2xf32> to vector<2x16xf32>
+  return %s : vector<2x16xf32>
+}
+
+// -----
+
 // Summed over the units only, or f16 values: left to the generic lowering.
 // BF16-LABEL: func @not_pair_sums
 // BF16-NOT: x86vector.avx512.dot

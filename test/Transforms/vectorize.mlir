@@ -540,3 +540,35 @@ func.func @column_sums(%p: tensor<8x64x16xf32>, %l: tensor<8x16xf32>) -> tensor<
   } -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+// The bf16 online softmax's row sums in lanes of pairs (rows x units x 16
+// x 2 into rows x 16, over the units and the pair): taken whole per row
+// up to 8 units (16 vectors of f32), in steps of 8 units beyond.
+// CHECK-LABEL: func @pair_sums
+// CHECK: scf.for
+// CHECK: arith.extf %{{.+}} : vector<1x2x16x2xbf16> to vector<1x2x16x2xf32>
+// CHECK: vector.multi_reduction <add>, %{{.+}}, %{{.+}} [1, 3] : vector<1x2x16x2xf32> to vector<1x16xf32>
+// CHECK-LABEL: func @long_pair_sums
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: vector.multi_reduction <add>, %{{.+}}, %{{.+}} [1, 3] : vector<1x8x16x2xf32> to vector<1x16xf32>
+func.func @pair_sums(%p: tensor<8x2x16x2xbf16>, %l: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel", "reduction"]} ins(%p : tensor<8x2x16x2xbf16>) outs(%l : tensor<8x16xf32>) {
+  ^bb0(%x: bf16, %acc: f32):
+    %w = arith.extf %x : bf16 to f32
+    %s = arith.addf %w, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+func.func @long_pair_sums(%p: tensor<8x16x16x2xbf16>, %l: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel", "reduction"]} ins(%p : tensor<8x16x16x2xbf16>) outs(%l : tensor<8x16xf32>) {
+  ^bb0(%x: bf16, %acc: f32):
+    %w = arith.extf %x : bf16 to f32
+    %s = arith.addf %w, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
