@@ -1266,7 +1266,8 @@ struct ErfAsRational : OpRewritePattern<math::ErfOp> {
 /// and (t + M) - M -> roundeven(t): the addition, the subtraction and the
 /// shift become one rounding (with f32 weights' degree-5 polynomial, 11
 /// vector ops per vector of scores instead of 13; bf16 weights' degree 3,
-/// 9 instead of 11; the load, the store and P's rounding not counted). The two agree wherever the exp uses them, t in [-126.5, 1/2]; below,
+/// 9 instead of 11; the load, the store and P's rounding not counted). The
+/// two agree wherever the exp uses them, t in [-126.5, 1/2]; below,
 /// buildExpOfNonPositive's select makes the result 0 either way.
 struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
   using OpRewritePattern::OpRewritePattern;
