@@ -1257,6 +1257,39 @@ struct ErfAsRational : OpRewritePattern<math::ErfOp> {
   }
 };
 
+/// `fn` applied to each `width`-element chunk of `inputs` (vectors with as
+/// many elements as `resultType`, flattened), its `width`-element results
+/// put together into a vector of `resultType`: an operation on whole
+/// registers (an x86 intrinsic) over a vector of any shape whose element
+/// count is a multiple of `width`.
+Value mapChunks(PatternRewriter &rewriter, Location loc, VectorType resultType,
+                ValueRange inputs, int64_t width,
+                function_ref<Value(ValueRange)> fn) {
+  int64_t count = resultType.getNumElements();
+  assert(count % width == 0 && "not whole chunks");
+  SmallVector<Value> flat;
+  for (Value input : inputs)
+    flat.push_back(vector::ShapeCastOp::create(
+        rewriter, loc,
+        VectorType::get({count}, getElementTypeOrSelf(input.getType())),
+        input));
+  auto flatResult = VectorType::get({count}, resultType.getElementType());
+  Value result = arith::ConstantOp::create(
+      rewriter, loc, flatResult,
+      cast<TypedAttr>(rewriter.getZeroAttr(flatResult)));
+  for (int64_t i = 0; i < count; i += width) {
+    SmallVector<Value> slices;
+    for (Value v : flat)
+      slices.push_back(vector::ExtractStridedSliceOp::create(
+          rewriter, loc, v, ArrayRef<int64_t>{i}, ArrayRef<int64_t>{width},
+          ArrayRef<int64_t>{1}));
+    result = vector::InsertStridedSliceOp::create(rewriter, loc, fn(slices),
+                                                  result, ArrayRef<int64_t>{i},
+                                                  ArrayRef<int64_t>{1});
+  }
+  return vector::ShapeCastOp::create(rewriter, loc, resultType, result);
+}
+
 /// The 2^n of buildExpOfNonPositive on AVX-512: 2^t = 2^n p(g) builds 2^n
 /// by adding 1.5 * 2^23 + 127 to t (n + 127 in the low mantissa bits; n =
 /// that sum minus the constant) and shifting those bits into the exponent,
@@ -1324,37 +1357,25 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
       rewriter.replaceOp(sub, n);
     rewriter.setInsertionPoint(op);
     // vscalefps on each 16 lanes of the flattened vectors.
-    int64_t count = type.getNumElements();
-    auto flat = VectorType::get({count}, rewriter.getF32Type());
     auto lanes = VectorType::get({16}, rewriter.getF32Type());
-    Value p = vector::ShapeCastOp::create(rewriter, loc, flat, op.getLhs());
-    Value exponent = vector::ShapeCastOp::create(rewriter, loc, flat, n);
-    Value result = arith::ConstantOp::create(
-        rewriter, loc, flat, DenseElementsAttr::get(flat, 0.0f));
     Value allLanes = arith::ConstantIntOp::create(rewriter, loc,
                                                   rewriter.getI16Type(), -1);
     // _MM_FROUND_CUR_DIRECTION.
     Value rounding =
         arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 4);
-    for (int64_t i = 0; i < count; i += 16) {
-      auto slice = [&](Value v) {
-        return vector::ExtractStridedSliceOp::create(
-            rewriter, loc, v, ArrayRef<int64_t>{i}, ArrayRef<int64_t>{16},
-            ArrayRef<int64_t>{1});
-      };
-      // x86vector.avx512.mask.scalef hands its operands in order to
-      // llvm.x86.avx512.mask.scalef.ps.512(a, b, passthrough, k, rounding),
-      // which computes a 2^floor(b): its "src" is the scaled value, its "a"
-      // the exponents (the integration tests check the numbers).
-      Value pi = slice(p);
-      Value scaled = x86vector::MaskScaleFOp::create(
-          rewriter, loc, lanes, pi, slice(exponent), pi, allLanes, rounding);
-      result = vector::InsertStridedSliceOp::create(
-          rewriter, loc, scaled, result, ArrayRef<int64_t>{i},
-          ArrayRef<int64_t>{1});
-    }
-    rewriter.replaceOp(op,
-                       vector::ShapeCastOp::create(rewriter, loc, type, result));
+    rewriter.replaceOp(
+        op, mapChunks(rewriter, loc, type, {op.getLhs(), n}, 16,
+                      [&](ValueRange chunk) -> Value {
+                        // x86vector.avx512.mask.scalef hands its operands in
+                        // order to llvm.x86.avx512.mask.scalef.ps.512(a, b,
+                        // passthrough, k, rounding), which computes a
+                        // 2^floor(b): its "src" is the scaled value, its "a"
+                        // the exponents (the integration tests check the
+                        // numbers).
+                        return x86vector::MaskScaleFOp::create(
+                            rewriter, loc, lanes, chunk[0], chunk[1], chunk[0],
+                            allLanes, rounding);
+                      }));
     return success();
   }
 };
@@ -1381,34 +1402,25 @@ struct TruncFToBf16Pairs : OpRewritePattern<arith::TruncFOp> {
       return rewriter.notifyMatchFailure(op,
                                          "not whole chunks of 32 f32 to bf16");
     Location loc = op.getLoc();
-    int64_t count = type.getNumElements();
-    auto flatIn = VectorType::get({count}, rewriter.getF32Type());
-    auto flatOut = VectorType::get({count}, rewriter.getBF16Type());
-    auto chunk = VectorType::get({32}, rewriter.getBF16Type());
-    Value in = vector::ShapeCastOp::create(rewriter, loc, flatIn, op.getIn());
-    Value result = arith::ConstantOp::create(
-        rewriter, loc, flatOut,
-        DenseElementsAttr::get(flatOut,
-                               rewriter.getFloatAttr(rewriter.getBF16Type(), 0.0)));
+    auto pairType = VectorType::get({32}, rewriter.getBF16Type());
     StringAttr intrinsic =
         rewriter.getStringAttr("llvm.x86.avx512bf16.cvtne2ps2bf16.512");
-    for (int64_t i = 0; i < count; i += 32) {
-      auto slice = [&](int64_t offset) {
-        return vector::ExtractStridedSliceOp::create(
-            rewriter, loc, in, ArrayRef<int64_t>{offset},
-            ArrayRef<int64_t>{16}, ArrayRef<int64_t>{1});
-      };
-      // _mm512_cvtne2ps_pbh(a, b): lanes 0-15 from b, 16-31 from a.
-      Value pair = LLVM::CallIntrinsicOp::create(
-                       rewriter, loc, chunk, intrinsic,
-                       ValueRange{slice(i + 16), slice(i)})
-                       .getResult(0);
-      result = vector::InsertStridedSliceOp::create(
-          rewriter, loc, pair, result, ArrayRef<int64_t>{i},
-          ArrayRef<int64_t>{1});
-    }
-    rewriter.replaceOp(op,
-                       vector::ShapeCastOp::create(rewriter, loc, type, result));
+    rewriter.replaceOp(
+        op, mapChunks(rewriter, loc, type, {op.getIn()}, 32,
+                      [&](ValueRange chunk) -> Value {
+                        auto half = [&](int64_t offset) {
+                          return vector::ExtractStridedSliceOp::create(
+                              rewriter, loc, chunk[0],
+                              ArrayRef<int64_t>{offset}, ArrayRef<int64_t>{16},
+                              ArrayRef<int64_t>{1});
+                        };
+                        // _mm512_cvtne2ps_pbh(a, b): lanes 0-15 from b,
+                        // 16-31 from a.
+                        return LLVM::CallIntrinsicOp::create(
+                                   rewriter, loc, pairType, intrinsic,
+                                   ValueRange{half(16), half(0)})
+                            .getResult(0);
+                      }));
     return success();
   }
 };
@@ -1505,7 +1517,7 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     patterns.add<ErfAsRational>(&getContext(), /*benefit=*/2);
     if (target.hasFeature("avx512f") && target.f32Lanes() == 16)
       patterns.add<Exp2ScaleAsScalef>(&getContext());
-    if (target.hasBf16DotProduct() && target.f32Lanes() == 16)
+    if (target.hasBf16DotProduct())
       patterns.add<TruncFToBf16Pairs>(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       return name == math::ExpOp::getOperationName() ||
