@@ -2,12 +2,14 @@
 # The device check of the GPU pipeline, for an NVIDIA machine (docs/gpu.md):
 # the numerics matrix through attn-gpu-pipeline{target=cuda} against the C++
 # reference, then a TFLOP/s sweep (L 1024 / 4096 / 16384, E 64 / 128,
-# f32 / f16 / bf16, dense and causal). Under 10 minutes; prints one table.
+# f32 / f16 / bf16, dense and causal). ~3 minutes on an H200; prints one table.
 #
 #   bash scripts/gpu-check.sh [BUILD_DIR]     (default: build)
 #
-# Needs the built tools (attn-run, lib/libattn_cuda_runtime.so) and the CUDA
-# toolkit's libdevice ($CUDA_HOME or /usr/local/cuda). On sm_80 and newer the
+# Needs the built tools (attn-run, lib/libattn_cuda_runtime.so), or a bundle
+# of them unpacked on a machine without LLVM 22 (scripts/device-bundle.sh:
+# BUILD_DIR is then the bundle's folder), and the CUDA toolkit's libdevice
+# ($CUDA_HOME or /usr/local/cuda). On sm_80 and newer the
 # f16/bf16 rows run the tensor-core kernel (mma.sync, ldmatrix, cp.async;
 # test/Integration/tensor-cores.mlir is its numerics file), f32 rows the
 # one-row-per-warp kernel; every row includes the runtime's host <-> device

@@ -1,6 +1,7 @@
 //===- GpuDevice.cpp - the GPU a tool's kernels will run on ---------------===//
 
 #include "lib/Runtime/GpuDevice.h"
+#include "lib/Runtime/Jit.h"
 
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,7 +35,8 @@ llvm::Expected<GpuDevice> mlir::attn::findGpuDevice(llvm::StringRef target) {
   device.target = target.str();
   char name[256] = {0};
   if (target == "cuda") {
-    device.library = ATTN_RUNTIME_LIB_DIR "/libattn_cuda_runtime.so";
+    device.library =
+        runtimeLibraryPath("libattn_cuda_runtime.so", ATTN_RUNTIME_LIB_DIR);
     auto lib = loadRuntime(device.library, "");
     if (!lib)
       return lib.takeError();
@@ -55,7 +57,8 @@ llvm::Expected<GpuDevice> mlir::attn::findGpuDevice(llvm::StringRef target) {
   if (target != "vulkan")
     return createStringError("no runtime for GPU target '%s' (vulkan, cuda)",
                              target.str().c_str());
-  device.library = ATTN_RUNTIME_LIB_DIR "/libattn_vulkan_runtime.so";
+  device.library =
+      runtimeLibraryPath("libattn_vulkan_runtime.so", ATTN_RUNTIME_LIB_DIR);
   auto lib = loadRuntime(device.library,
                          " (libvulkan-dev was missing when the project was "
                          "configured; scripts/install-deps.sh installs it)");

@@ -23,6 +23,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <atomic>
@@ -60,9 +62,25 @@ std::optional<DType> mlir::attn::dtypeOf(Type t) {
   return std::nullopt;
 }
 
+std::string mlir::attn::runtimeLibraryPath(llvm::StringRef file,
+                                           llvm::StringRef configuredDir) {
+  // On Linux the executable is read from /proc/self/exe: no argv[0] needed.
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  if (!exe.empty()) {
+    llvm::SmallString<256> beside(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(beside, "lib", file);
+    if (llvm::sys::fs::exists(beside))
+      return std::string(beside);
+  }
+  llvm::SmallString<256> configured(configuredDir);
+  llvm::sys::path::append(configured, file);
+  return std::string(configured);
+}
+
 std::vector<std::string> JitOptions::defaultSharedLibs() {
-  return {ATTN_LLVM_LIB_DIR "/libmlir_c_runner_utils.so",
-          ATTN_LLVM_LIB_DIR "/libomp.so"};
+  return {runtimeLibraryPath("libmlir_c_runner_utils.so", ATTN_LLVM_LIB_DIR),
+          runtimeLibraryPath("libomp.so", ATTN_LLVM_LIB_DIR)};
 }
 
 /// Registers passes and pipelines once per process, and the native target.

@@ -96,6 +96,14 @@ struct JitOptions {
   static std::vector<std::string> defaultSharedLibs();
 };
 
+/// Where the runtime library `file` is: in the `lib` folder beside this
+/// executable's folder (`bin/../lib`: the build tree, or a relocated bundle
+/// of the tools, scripts/device-bundle.sh) when it is there, else in
+/// `configuredDir` (the build's or LLVM's library folder, fixed when the
+/// project was configured).
+std::string runtimeLibraryPath(llvm::StringRef file,
+                               llvm::StringRef configuredDir);
+
 /// Wall-clock seconds spent in each stage of compilation.
 struct JitTimings {
   double lowering = 0, translation = 0;

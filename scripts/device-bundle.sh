@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Packs attn-run for a machine that has no LLVM 22 (a lent GPU machine, a
+# cluster node): one archive, unpacked anywhere, runs the device check there
+# (docs/gpu.md, "Running on a GPU machine").
+#
+#   bash scripts/device-bundle.sh [BUILD_DIR] [ARCHIVE]
+#       (defaults: build, attn-bundle.tar.xz; ~33 MB, ~1 minute)
+#   # on the other machine, in a checkout of the same commit:
+#   mkdir -p /tmp/attn && tar -xJf attn-bundle.tar.xz -C /tmp/attn
+#   bash scripts/gpu-check.sh /tmp/attn
+#
+# bin/attn-run is the build's attn-run relinked against LLVM's and MLIR's
+# static archives instead of libMLIR.so / libLLVM.so (~250 MB that images
+# without LLVM 22 lack), stripped, with RUNPATH $ORIGIN/../lib. lib/ holds
+# what it loads at run time, which it finds there (bin/../lib, before the
+# build's configured folders: lib/Runtime/Jit.cpp, runtimeLibraryPath):
+#   - the project's GPU runtimes (libattn_cuda_runtime.so, which dlopens the
+#     driver's libcuda.so.1, and libattn_vulkan_runtime.so, which needs the
+#     machine's Vulkan loader);
+#   - what JIT-compiled code calls: MLIR's C runner utilities (with
+#     libmlir_float16_utils) and LLVM's OpenMP runtime;
+#   - empty stand-ins named libMLIR.so.22.1, libLLVM.so.22.1 and
+#     libmlir_apfloat_wrappers.so.22.1: libmlir_c_runner_utils.so lists
+#     them as needed but calls nothing in them (nm -D --undefined-only), and
+#     attn-run has its own static copy of MLIR and LLVM;
+#   - the system libraries attn-run links that a slim image may lack
+#     (libffi, libtinfo, libzstd).
+# Linux x86-64 with glibc >= 2.36 (Debian 12, Ubuntu 24.04).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
+ARCHIVE="$(realpath -m "${2:-attn-bundle.tar.xz}")"
+LLVM_LIB=/usr/lib/llvm-22/lib
+SYS_LIB=/lib/x86_64-linux-gnu
+
+[[ -x "$BUILD/bin/attn-run" ]] || { echo "device-bundle: build attn-run first (scripts/build.sh)" >&2; exit 1; }
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+mkdir -p "$STAGE/bin" "$STAGE/lib"
+
+# The build's own link command of attn-run, with the two LLVM dylibs
+# replaced by every LLVM / MLIR archive (lld keeps what is referenced).
+link=$(ninja -C "$BUILD" -t commands bin/attn-run | tail -1)
+[[ $link == *"libMLIR.so"* ]] || { echo "device-bundle: unexpected link command: $link" >&2; exit 1; }
+static="-Wl,--start-group $LLVM_LIB/libMLIR*.a $LLVM_LIB/libLLVM*.a -Wl,--end-group $SYS_LIB/libzstd.so.1 -lffi -ltinfo"
+link=$(sed -E -e "s#-o bin/attn-run#-o $STAGE/bin/attn-run#" \
+  -e 's#-Wl,-rpath,"[^"]*"#-Wl,-rpath,\\$ORIGIN/../lib#' \
+  -e "s#$LLVM_LIB/libMLIR\.so[.0-9]*#$static#" -e "s#$LLVM_LIB/libLLVM\.so[.0-9]*##" <<<"$link")
+(cd "$BUILD" && eval "$link")
+strip "$STAGE/bin/attn-run"
+
+cp "$BUILD/lib/libattn_cuda_runtime.so" "$STAGE/lib/"
+[[ -f "$BUILD/lib/libattn_vulkan_runtime.so" ]] && cp "$BUILD/lib/libattn_vulkan_runtime.so" "$STAGE/lib/"
+cp -L "$LLVM_LIB/libmlir_c_runner_utils.so" "$STAGE/lib/libmlir_c_runner_utils.so"
+cp -L "$LLVM_LIB/libmlir_float16_utils.so.22.1" "$STAGE/lib/"
+cp -L "$LLVM_LIB/libomp.so" "$STAGE/lib/libomp.so"
+for lib in libffi.so.8 libtinfo.so.6 libzstd.so.1; do cp -L "$SYS_LIB/$lib" "$STAGE/lib/"; done
+: > "$STAGE/empty.c"
+for soname in libMLIR.so.22.1 libLLVM.so.22.1 libmlir_apfloat_wrappers.so.22.1; do
+  clang-22 -shared -o "$STAGE/lib/$soname" -Wl,-soname,"$soname" "$STAGE/empty.c"
+done
+rm "$STAGE/empty.c"
+
+# The bundle runs as it will there: from its own folder, numerics checked.
+"$STAGE/bin/attn-run" "$ROOT/test/Integration/alignment.mlir" --all --check > "$STAGE/check.log" 2>&1 ||
+  { cat "$STAGE/check.log" >&2; echo "device-bundle: the bundled attn-run failed" >&2; exit 1; }
+rm "$STAGE/check.log"
+tar -C "$STAGE" -cf - bin lib | xz -T0 -6 > "$ARCHIVE"
+echo "device-bundle: $ARCHIVE ($(du -h "$ARCHIVE" | cut -f1)): bin/attn-run, lib/ ($(ls "$STAGE/lib" | wc -l) files)"
