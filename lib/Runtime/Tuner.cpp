@@ -219,9 +219,24 @@ mlir::attn::attentionSequenceBounds(func::FuncOp func) {
   return {queries, bf16 ? 0 : keys};
 }
 
+bool mlir::attn::attentionOnAmx(func::FuncOp func, const CpuTarget &target) {
+  if (!target.hasAmxBf16())
+    return false;
+  bool bf16 = false;
+  for (func::FuncOp reached : reachedFunctions(func))
+    reached.walk([&](Operation *op) {
+      if (auto sdpa = dyn_cast<SdpaOp>(op))
+        bf16 = bf16 || sdpa.getQuery().getType().getElementType().isBF16();
+      else if (auto mha = dyn_cast<MhaOp>(op))
+        bf16 = bf16 || mha.getQuery().getType().getElementType().isBF16();
+    });
+  return bf16;
+}
+
 std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target,
                                                    int64_t maxQueryRows,
-                                                   int64_t maxKeyRows) {
+                                                   int64_t maxKeyRows,
+                                                   bool amxTiles) {
   int64_t rows = target.registerTileRows(), cols = target.registerTileCols();
   // The multiple of `r` rows at or just below `size`.
   auto below = [](int64_t size, int64_t r) {
@@ -235,9 +250,10 @@ std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target,
     for (int64_t bq : {32, 48, 64, 96, 128, 256})
       out.push_back({below(bq, rows), bk, rows, cols});
   // One row fewer and more than the heuristic's register tile (when it
-  // fits the registers), at the usual tile sizes.
+  // fits the registers), at the usual tile sizes; not where the
+  // contractions run on AMX tiles (see the declaration).
   for (int64_t r : {rows - 1, rows + 1})
-    if (r >= 1 && r <= target.maxRegisterTileRows())
+    if (!amxTiles && r >= 1 && r <= target.maxRegisterTileRows())
       for (int64_t bq : {48, 64})
         out.push_back({below(bq, r), 64, r, cols});
   // Block sizes past the sequence tile as the sequence does.
@@ -318,7 +334,9 @@ mlir::attn::tuneAndStore(ModuleOp module, func::FuncOp func,
     return cache.takeError();
   auto [queries, keys] = attentionSequenceBounds(func);
   auto results = tuneTiles(module, func.getName(), inputs, outputs, threads,
-                           target, tileCandidates(target, queries, keys),
+                           target,
+                           tileCandidates(target, queries, keys,
+                                          attentionOnAmx(func, target)),
                            calls,
                            [&](const TuneResult &r) {
                              os << llvm::format(

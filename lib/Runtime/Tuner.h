@@ -93,10 +93,21 @@ private:
 /// the sequence, so with `maxQueryRows` / `maxKeyRows` (the longest query /
 /// key sequence of the attention ops tuned; 0: unknown) each candidate's
 /// block sizes are clamped to them, and candidates that then tile the same
-/// way are listed once.
+/// way are listed once. With `amxTiles` (bf16 attention on a target with
+/// AMX-BF16, attentionOnAmx) the register tiles of one row fewer and more
+/// are left out: their query blocks (42, 45, 63 rows) are not multiples of
+/// AMX's 16-row tiles, so their contractions fall back to `vdpbf16ps`
+/// register tiles (5x the time on an Emerald Rapids core), and the
+/// register tile matters to the AMX path's contractions not at all.
 std::vector<TileChoice> tileCandidates(const CpuTarget &target,
                                        int64_t maxQueryRows = 0,
-                                       int64_t maxKeyRows = 0);
+                                       int64_t maxKeyRows = 0,
+                                       bool amxTiles = false);
+
+/// Whether the attention of `func` (attn.sdpa / attn.mha of it and the
+/// functions it reaches) has bf16 operands and `target` has AMX-BF16: its
+/// contractions then run on AMX tiles (attn-lower-amx).
+bool attentionOnAmx(func::FuncOp func, const CpuTarget &target);
 
 /// The longest query and key sequences of the attn.sdpa and attn.mha ops of
 /// `func` and the functions it reaches (reachedFunctions), each 0 when one is dynamic or there are none; the key sequence also

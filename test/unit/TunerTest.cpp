@@ -1,0 +1,89 @@
+//===- TunerTest.cpp - the tuner's candidates per target ------------------===//
+//
+// The tile candidates attn-run --tune sweeps (lib/Runtime/Tuner.cpp) for
+// named targets, no JIT involved: bf16 attention on an AMX target keeps
+// every query block a multiple of AMX's 16-row tiles (a block of 42 rows
+// falls back to vdpbf16ps register tiles, 5x the time on an Emerald Rapids
+// core), and attentionOnAmx says when that applies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnDialect.h"
+#include "lib/Runtime/Tuner.h"
+#include "lib/Target/CpuTarget.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+CpuTarget x86(llvm::StringRef cpu, llvm::StringRef features = "") {
+  auto t = CpuTarget::get("x86_64-unknown-linux-gnu", cpu, features);
+  if (!t) {
+    ADD_FAILURE() << llvm::toString(t.takeError());
+    return CpuTarget();
+  }
+  return *t;
+}
+
+bool hasOffTileBlock(const std::vector<TileChoice> &candidates) {
+  for (const TileChoice &c : candidates)
+    if (c.blockQ % 16 != 0)
+      return true;
+  return false;
+}
+
+TEST(TunerTest, AmxCandidatesKeepWholeTiles) {
+  CpuTarget spr = x86("sapphirerapids");
+  ASSERT_TRUE(spr.hasAmxBf16());
+  std::vector<TileChoice> amx = tileCandidates(spr, 0, 0, /*amxTiles=*/true);
+  std::vector<TileChoice> dot = tileCandidates(spr, 0, 0, /*amxTiles=*/false);
+  EXPECT_FALSE(hasOffTileBlock(amx));
+  // Without AMX tiles the one-row-fewer / -more register tiles are swept,
+  // with blocks of whole register tiles (7 x 6 = 42 rows).
+  EXPECT_TRUE(hasOffTileBlock(dot));
+  EXPECT_LT(amx.size(), dot.size());
+  // The heuristic's own choice comes first either way.
+  ASSERT_FALSE(amx.empty());
+  EXPECT_EQ(amx.front(), (TileChoice{0, 0, 0, 0}));
+}
+
+TEST(TunerTest, AttentionOnAmx) {
+  MLIRContext context;
+  context.loadDialect<AttnDialect, func::FuncDialect>();
+  const char *source = R"mlir(
+    func.func @bf16(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
+      %o = call @inner(%q) : (tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+      return %o : tensor<1x2x64x64xbf16>
+    }
+    func.func private @inner(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
+      %o = attn.sdpa %q, %q, %q : (tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16>
+      return %o : tensor<1x2x64x64xbf16>
+    }
+    func.func @f32(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
+      %o = attn.sdpa %q, %q, %q : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
+      return %o : tensor<1x2x64x64xf32>
+    }
+  )mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  auto bf16 = module->lookupSymbol<func::FuncOp>("bf16");
+  auto f32 = module->lookupSymbol<func::FuncOp>("f32");
+  CpuTarget spr = x86("sapphirerapids");
+  // The bf16 attention is in a function @bf16 calls: it counts.
+  EXPECT_TRUE(attentionOnAmx(bf16, spr));
+  EXPECT_FALSE(attentionOnAmx(f32, spr));
+  // Targets without AMX-BF16: Zen 4 (AVX512-BF16 dot products), and
+  // Sapphire Rapids with AMX turned off.
+  EXPECT_FALSE(attentionOnAmx(bf16, x86("znver4")));
+  EXPECT_FALSE(attentionOnAmx(bf16, x86("sapphirerapids", "-amx-tile")));
+}
+
+} // namespace
