@@ -3,11 +3,18 @@
 # cluster node): one archive, unpacked anywhere, runs the device check there
 # (docs/gpu.md, "Running on a GPU machine").
 #
-#   bash scripts/device-bundle.sh [BUILD_DIR] [ARCHIVE]
+#   bash scripts/device-bundle.sh [--bench] [BUILD_DIR] [ARCHIVE]
 #       (defaults: build, attn-bundle.tar.xz; ~33 MB, ~1 minute)
 #   # on the other machine, in a checkout of the same commit:
 #   mkdir -p /tmp/attn && tar -xJf attn-bundle.tar.xz -C /tmp/attn
 #   bash scripts/gpu-check.sh /tmp/attn
+#
+# --bench adds bin/attn-bench (and OpenBLAS, Google Benchmark) for the CPU
+# of such a machine, e.g. an AMX host (44 MB, 5-10 minutes: one xz stream
+# with a dictionary that spans both tools, which share most of their code).
+# There, with the machine's own PyTorch as the peers' "venv":
+#   mkdir -p /tmp/py/bin && ln -sf "$(command -v python3)" /tmp/py/bin/python
+#   ATTN_BUILD_DIR=/tmp/attn python3 scripts/bench-table.py --peers-venv /tmp/py --filter ...
 #
 # bin/attn-run is the build's attn-run relinked against LLVM's and MLIR's
 # static archives instead of libMLIR.so / libLLVM.so (~250 MB that images
@@ -28,26 +35,33 @@
 # Linux x86-64 with glibc >= 2.36 (Debian 12, Ubuntu 24.04).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS=(attn-run)
+if [[ ${1:-} == --bench ]]; then
+  TOOLS+=(attn-bench)
+  shift
+fi
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
 ARCHIVE="$(realpath -m "${2:-attn-bundle.tar.xz}")"
 LLVM_LIB=/usr/lib/llvm-22/lib
 SYS_LIB=/lib/x86_64-linux-gnu
 
-[[ -x "$BUILD/bin/attn-run" ]] || { echo "device-bundle: build attn-run first (scripts/build.sh)" >&2; exit 1; }
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/lib"
 
-# The build's own link command of attn-run, with the two LLVM dylibs
+# Each tool's own link command in the build, with the two LLVM dylibs
 # replaced by every LLVM / MLIR archive (lld keeps what is referenced).
-link=$(ninja -C "$BUILD" -t commands bin/attn-run | tail -1)
-[[ $link == *"libMLIR.so"* ]] || { echo "device-bundle: unexpected link command: $link" >&2; exit 1; }
 static="-Wl,--start-group $LLVM_LIB/libMLIR*.a $LLVM_LIB/libLLVM*.a -Wl,--end-group $SYS_LIB/libzstd.so.1 -lffi -ltinfo"
-link=$(sed -E -e "s#-o bin/attn-run#-o $STAGE/bin/attn-run#" \
-  -e 's#-Wl,-rpath,"[^"]*"#-Wl,-rpath,\\$ORIGIN/../lib#' \
-  -e "s#$LLVM_LIB/libMLIR\.so[.0-9]*#$static#" -e "s#$LLVM_LIB/libLLVM\.so[.0-9]*##" <<<"$link")
-(cd "$BUILD" && eval "$link")
-strip "$STAGE/bin/attn-run"
+for tool in "${TOOLS[@]}"; do
+  [[ -x "$BUILD/bin/$tool" ]] || { echo "device-bundle: build $tool first (scripts/build.sh)" >&2; exit 1; }
+  link=$(ninja -C "$BUILD" -t commands "bin/$tool" | tail -1)
+  [[ $link == *"libMLIR.so"* ]] || { echo "device-bundle: unexpected link command: $link" >&2; exit 1; }
+  link=$(sed -E -e "s#-o bin/$tool #-o $STAGE/bin/$tool #" \
+    -e 's#-Wl,-rpath,"[^"]*"#-Wl,-rpath,\\$ORIGIN/../lib#' \
+    -e "s#$LLVM_LIB/libMLIR\.so[.0-9]*#$static#" -e "s#$LLVM_LIB/libLLVM\.so[.0-9]*##" <<<"$link")
+  (cd "$BUILD" && eval "$link")
+  strip "$STAGE/bin/$tool"
+done
 
 cp "$BUILD/lib/libattn_cuda_runtime.so" "$STAGE/lib/"
 [[ -f "$BUILD/lib/libattn_vulkan_runtime.so" ]] && cp "$BUILD/lib/libattn_vulkan_runtime.so" "$STAGE/lib/"
@@ -55,6 +69,13 @@ cp -L "$LLVM_LIB/libmlir_c_runner_utils.so" "$STAGE/lib/libmlir_c_runner_utils.s
 cp -L "$LLVM_LIB/libmlir_float16_utils.so.22.1" "$STAGE/lib/"
 cp -L "$LLVM_LIB/libomp.so" "$STAGE/lib/libomp.so"
 for lib in libffi.so.8 libtinfo.so.6 libzstd.so.1; do cp -L "$SYS_LIB/$lib" "$STAGE/lib/"; done
+if [[ " ${TOOLS[*]} " == *" attn-bench "* ]]; then
+  # attn-bench's peers: OpenBLAS (the unfused peer) and what it needs, and
+  # Google Benchmark.
+  for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1debian; do
+    cp -L "$SYS_LIB/$lib" "$STAGE/lib/"
+  done
+fi
 : > "$STAGE/empty.c"
 for soname in libMLIR.so.22.1 libLLVM.so.22.1 libmlir_apfloat_wrappers.so.22.1; do
   clang-22 -shared -o "$STAGE/lib/$soname" -Wl,-soname,"$soname" "$STAGE/empty.c"
@@ -64,6 +85,18 @@ rm "$STAGE/empty.c"
 # The bundle runs as it will there: from its own folder, numerics checked.
 "$STAGE/bin/attn-run" "$ROOT/test/Integration/alignment.mlir" --all --check > "$STAGE/check.log" 2>&1 ||
   { cat "$STAGE/check.log" >&2; echo "device-bundle: the bundled attn-run failed" >&2; exit 1; }
+if [[ -x "$STAGE/bin/attn-bench" ]]; then
+  "$STAGE/bin/attn-bench" --check --benchmark_min_time=0.01 \
+    --benchmark_filter='^(attn-mlir|openblas-unfused)/dense/L512/E64/T1/' > "$STAGE/check.log" 2>&1 &&
+    grep -q -- '--check .*dense/L512/E64/T1: .*: OK' "$STAGE/check.log" ||
+    { cat "$STAGE/check.log" >&2; echo "device-bundle: the bundled attn-bench failed" >&2; exit 1; }
+fi
 rm "$STAGE/check.log"
-tar -C "$STAGE" -cf - bin lib | xz -T0 -6 > "$ARCHIVE"
-echo "device-bundle: $ARCHIVE ($(du -h "$ARCHIVE" | cut -f1)): bin/attn-run, lib/ ($(ls "$STAGE/lib" | wc -l) files)"
+if ((${#TOOLS[@]} > 1)); then
+  # One stream whose dictionary holds a whole tool: the second compresses
+  # against the first.
+  tar -C "$STAGE" -cf - bin lib | xz -T1 --lzma2=preset=6,dict=256MiB > "$ARCHIVE"
+else
+  tar -C "$STAGE" -cf - bin lib | xz -T0 -6 > "$ARCHIVE"
+fi
+echo "device-bundle: $ARCHIVE ($(du -h "$ARCHIVE" | cut -f1)): ${TOOLS[*]/#/bin/}, lib/ ($(ls "$STAGE/lib" | wc -l) files)"
