@@ -5,7 +5,7 @@
 #
 #   bash scripts/device-bundle.sh [--bench] [BUILD_DIR] [ARCHIVE]
 #       (defaults: build, attn-bundle.tar.xz; ~33 MB, ~1 minute)
-#   # on the other machine, in a checkout of the same commit:
+#   # on the other machine, at the root of a checkout of the same commit:
 #   mkdir -p /tmp/attn && tar -xJf attn-bundle.tar.xz -C /tmp/attn
 #   bash scripts/gpu-check.sh /tmp/attn
 #
@@ -15,6 +15,12 @@
 # There, with the machine's own PyTorch as the peers' "venv":
 #   mkdir -p /tmp/py/bin && ln -sf "$(command -v python3)" /tmp/py/bin/python
 #   ATTN_BUILD_DIR=/tmp/attn python3 scripts/bench-table.py --peers-venv /tmp/py --filter ...
+# attn-bench's own peers are compiled for the build machine's CPU (the
+# OpenBLAS-unfused softmax with -march=native, Halide's generator for its
+# host): bundle it on a machine whose vector ISA the other one has (this
+# project's Zen 4 hosts' AVX-512 subset runs on Sapphire / Emerald Rapids),
+# or it dies with SIGILL there. attn-run and attn-bench's own kernels are
+# compiled at run time for the machine they run on.
 #
 # bin/attn-run is the build's attn-run relinked against LLVM's and MLIR's
 # static archives instead of libMLIR.so / libLLVM.so (~250 MB that images
@@ -36,12 +42,16 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS=(attn-run)
-if [[ ${1:-} == --bench ]]; then
-  TOOLS+=(attn-bench)
-  shift
-fi
-BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
-ARCHIVE="$(realpath -m "${2:-attn-bundle.tar.xz}")"
+ARGS=()
+for arg in "$@"; do
+  case "$arg" in
+    --bench) TOOLS+=(attn-bench) ;;
+    -*) echo "device-bundle: unknown option $arg (usage: device-bundle.sh [--bench] [BUILD_DIR] [ARCHIVE])" >&2; exit 2 ;;
+    *) ARGS+=("$arg") ;;
+  esac
+done
+BUILD="$(cd "${ARGS[0]:-$ROOT/build}" && pwd)"
+ARCHIVE="$(realpath -m -- "${ARGS[1]:-attn-bundle.tar.xz}")"
 LLVM_LIB=/usr/lib/llvm-22/lib
 SYS_LIB=/lib/x86_64-linux-gnu
 
@@ -59,6 +69,8 @@ for tool in "${TOOLS[@]}"; do
   link=$(sed -E -e "s#-o bin/$tool #-o $STAGE/bin/$tool #" \
     -e 's#-Wl,-rpath,"[^"]*"#-Wl,-rpath,\\$ORIGIN/../lib#' \
     -e "s#$LLVM_LIB/libMLIR\.so[.0-9]*#$static#" -e "s#$LLVM_LIB/libLLVM\.so[.0-9]*##" <<<"$link")
+  # Never relink the build's own tool.
+  [[ $link == *"-o $STAGE/bin/$tool "* ]] || { echo "device-bundle: could not redirect the link of $tool: $link" >&2; exit 1; }
   (cd "$BUILD" && eval "$link")
   strip "$STAGE/bin/$tool"
 done
@@ -81,6 +93,10 @@ for soname in libMLIR.so.22.1 libLLVM.so.22.1 libmlir_apfloat_wrappers.so.22.1; 
   clang-22 -shared -o "$STAGE/lib/$soname" -Wl,-soname,"$soname" "$STAGE/empty.c"
 done
 rm "$STAGE/empty.c"
+# The marker that lets the tools take LLVM's libraries from this lib/ too
+# (lib/Runtime/Jit.cpp, runtimeLibraryPath).
+{ echo "attn-mlir bundle of $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?') (scripts/device-bundle.sh): ${TOOLS[*]}"
+  ls "$STAGE/lib"; } > "$STAGE/lib/attn-bundle.txt"
 
 # The bundle runs as it will there: from its own folder, numerics checked.
 "$STAGE/bin/attn-run" "$ROOT/test/Integration/alignment.mlir" --all --check > "$STAGE/check.log" 2>&1 ||

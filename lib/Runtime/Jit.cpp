@@ -67,10 +67,17 @@ std::string mlir::attn::runtimeLibraryPath(llvm::StringRef file,
   // On Linux the executable is read from /proc/self/exe: no argv[0] needed.
   std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
   if (!exe.empty()) {
-    llvm::SmallString<256> beside(llvm::sys::path::parent_path(
+    llvm::SmallString<256> lib(llvm::sys::path::parent_path(
         llvm::sys::path::parent_path(exe)));
-    llvm::sys::path::append(beside, "lib", file);
-    if (llvm::sys::fs::exists(beside))
+    llvm::sys::path::append(lib, "lib");
+    llvm::SmallString<256> beside(lib), marker(lib);
+    llvm::sys::path::append(beside, file);
+    llvm::sys::path::append(marker, "attn-bundle.txt");
+    // The project's own runtimes beside any of its tools; LLVM's libraries
+    // (libomp, the C runner utilities) only from a bundle, never from
+    // another prefix's lib folder that happens to hold a libomp.so.
+    if ((file.starts_with("libattn_") || llvm::sys::fs::exists(marker)) &&
+        llvm::sys::fs::exists(beside))
       return std::string(beside);
   }
   llvm::SmallString<256> configured(configuredDir);

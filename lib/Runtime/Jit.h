@@ -97,8 +97,10 @@ struct JitOptions {
 };
 
 /// Where the runtime library `file` is: in the `lib` folder beside this
-/// executable's folder (`bin/../lib`: the build tree, or a relocated bundle
-/// of the tools, scripts/device-bundle.sh) when it is there, else in
+/// executable's folder (`bin/../lib`) when it is there and is one of the
+/// project's own runtimes (`libattn_*`: the build tree, or a relocated
+/// bundle of the tools) or that folder is a bundle's (it holds
+/// `attn-bundle.txt`, written by scripts/device-bundle.sh); else in
 /// `configuredDir` (the build's or LLVM's library folder, fixed when the
 /// project was configured).
 std::string runtimeLibraryPath(llvm::StringRef file,
