@@ -190,6 +190,19 @@ llvm::Error TuningCache::save(llvm::StringRef path) const {
   return llvm::Error::success();
 }
 
+/// Calls `visit(query, key)` for every attn.sdpa and attn.mha of `func` and
+/// the functions it reaches.
+static void forEachAttention(func::FuncOp func,
+                             llvm::function_ref<void(Value, Value)> visit) {
+  for (func::FuncOp reached : reachedFunctions(func))
+    reached.walk([&](Operation *op) {
+      if (auto sdpa = dyn_cast<SdpaOp>(op))
+        visit(sdpa.getQuery(), sdpa.getKey());
+      else if (auto mha = dyn_cast<MhaOp>(op))
+        visit(mha.getQuery(), mha.getKey());
+    });
+}
+
 std::pair<int64_t, int64_t>
 mlir::attn::attentionSequenceBounds(func::FuncOp func) {
   int64_t queries = 0, keys = 0;
@@ -207,13 +220,7 @@ mlir::attn::attentionSequenceBounds(func::FuncOp func) {
     queries = std::max(queries, q.getDimSize(q.getRank() - 2));
     keys = std::max(keys, k.getDimSize(k.getRank() - 2));
   };
-  for (func::FuncOp reached : reachedFunctions(func))
-    reached.walk([&](Operation *op) {
-      if (auto sdpa = dyn_cast<SdpaOp>(op))
-        visit(sdpa.getQuery(), sdpa.getKey());
-      else if (auto mha = dyn_cast<MhaOp>(op))
-        visit(mha.getQuery(), mha.getKey());
-    });
+  forEachAttention(func, visit);
   if (dynamic || none)
     return {0, 0};
   return {queries, bf16 ? 0 : keys};
@@ -223,13 +230,9 @@ bool mlir::attn::attentionOnAmx(func::FuncOp func, const CpuTarget &target) {
   if (!target.hasAmxBf16())
     return false;
   bool bf16 = false;
-  for (func::FuncOp reached : reachedFunctions(func))
-    reached.walk([&](Operation *op) {
-      if (auto sdpa = dyn_cast<SdpaOp>(op))
-        bf16 = bf16 || sdpa.getQuery().getType().getElementType().isBF16();
-      else if (auto mha = dyn_cast<MhaOp>(op))
-        bf16 = bf16 || mha.getQuery().getType().getElementType().isBF16();
-    });
+  forEachAttention(func, [&](Value query, Value) {
+    bf16 = bf16 || getElementTypeOrSelf(query.getType()).isBF16();
+  });
   return bf16;
 }
 
