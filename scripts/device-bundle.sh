@@ -41,15 +41,17 @@
 # Linux x86-64 with glibc >= 2.36 (Debian 12, Ubuntu 24.04).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-TOOLS=(attn-run)
+bench=0
 ARGS=()
 for arg in "$@"; do
   case "$arg" in
-    --bench) TOOLS+=(attn-bench) ;;
+    --bench) bench=1 ;;
     -*) echo "device-bundle: unknown option $arg (usage: device-bundle.sh [--bench] [BUILD_DIR] [ARCHIVE])" >&2; exit 2 ;;
     *) ARGS+=("$arg") ;;
   esac
 done
+TOOLS=(attn-run)
+((bench)) && TOOLS+=(attn-bench)
 BUILD="$(cd "${ARGS[0]:-$ROOT/build}" && pwd)"
 ARCHIVE="$(realpath -m -- "${ARGS[1]:-attn-bundle.tar.xz}")"
 LLVM_LIB=/usr/lib/llvm-22/lib
@@ -81,7 +83,7 @@ cp -L "$LLVM_LIB/libmlir_c_runner_utils.so" "$STAGE/lib/libmlir_c_runner_utils.s
 cp -L "$LLVM_LIB/libmlir_float16_utils.so.22.1" "$STAGE/lib/"
 cp -L "$LLVM_LIB/libomp.so" "$STAGE/lib/libomp.so"
 for lib in libffi.so.8 libtinfo.so.6 libzstd.so.1; do cp -L "$SYS_LIB/$lib" "$STAGE/lib/"; done
-if [[ " ${TOOLS[*]} " == *" attn-bench "* ]]; then
+if ((bench)); then
   # attn-bench's peers: OpenBLAS (the unfused peer) and what it needs, and
   # Google Benchmark.
   for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1debian; do
@@ -101,14 +103,14 @@ rm "$STAGE/empty.c"
 # The bundle runs as it will there: from its own folder, numerics checked.
 "$STAGE/bin/attn-run" "$ROOT/test/Integration/alignment.mlir" --all --check > "$STAGE/check.log" 2>&1 ||
   { cat "$STAGE/check.log" >&2; echo "device-bundle: the bundled attn-run failed" >&2; exit 1; }
-if [[ -x "$STAGE/bin/attn-bench" ]]; then
+if ((bench)); then
   "$STAGE/bin/attn-bench" --check --benchmark_min_time=0.01 \
     --benchmark_filter='^(attn-mlir|openblas-unfused)/dense/L512/E64/T1/' > "$STAGE/check.log" 2>&1 &&
     grep -q -- '--check .*dense/L512/E64/T1: .*: OK' "$STAGE/check.log" ||
     { cat "$STAGE/check.log" >&2; echo "device-bundle: the bundled attn-bench failed" >&2; exit 1; }
 fi
 rm "$STAGE/check.log"
-if ((${#TOOLS[@]} > 1)); then
+if ((bench)); then
   # One stream whose dictionary holds a whole tool: the second compresses
   # against the first.
   tar -C "$STAGE" -cf - bin lib | xz -T1 --lzma2=preset=6,dict=256MiB > "$ARCHIVE"
