@@ -112,6 +112,13 @@ static std::string hostFeatureDelta(llvm::StringRef triple,
   return delta;
 }
 
+bool CpuTarget::hasSlowBf16DotProduct() const {
+  return hasBf16DotProduct() &&
+         llvm::is_contained({"sapphirerapids", "emeraldrapids", "graniterapids",
+                             "graniterapids-d"},
+                            llvm::StringRef(cpu));
+}
+
 llvm::Expected<CpuTarget> CpuTarget::get(llvm::StringRef triple,
                                          llvm::StringRef cpu,
                                          llvm::StringRef features) {

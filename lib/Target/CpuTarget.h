@@ -63,6 +63,16 @@ struct CpuTarget {
     return hasBf16DotProduct() && hasFeature("amx-tile") &&
            hasFeature("amx-bf16");
   }
+  /// Whether this CPU's bf16 dot products (`vdpbf16ps`) have a lower flop
+  /// rate than its f32 FMAs, so that bf16 attention whose products AMX tiles
+  /// do not take is faster computed in f32. By CPU name, as LLVM's
+  /// scheduling models do not tell it: Intel's Golden Cove-derived Xeon
+  /// cores (`sapphirerapids`, `emeraldrapids`, `graniterapids`,
+  /// `graniterapids-d`; measured on Emerald Rapids: 83 GFLOP/s per core for
+  /// `vdpbf16ps` against 173 for FMAs). Zen 4's have twice the FMAs' rate;
+  /// other names (generic `x86-64-v4`, Cooper Lake, unmeasured) keep the dot
+  /// products.
+  bool hasSlowBf16DotProduct() const;
   /// f32 elements per vector register.
   int64_t f32Lanes() const { return vectorBits / 32; }
   /// The register tile of a contraction (attn-vectorize): two vector

@@ -41,6 +41,13 @@ constexpr int64_t kTilePairs = 16;
 
 } // namespace
 
+bool attn::amxTakesAttentionTiles(int64_t blockQ, int64_t blockK, int64_t e,
+                                  int64_t ev) {
+  return blockQ % kTileRows == 0 && blockK % kTileCols == 0 &&
+         ev % kTileCols == 0 && e % (2 * kTilePairs) == 0 &&
+         blockK % (2 * kTilePairs) == 0;
+}
+
 bool attn::isAmxContraction(Operation *operation) {
   auto op = dyn_cast<linalg::GenericOp>(operation);
   if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||

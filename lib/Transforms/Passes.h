@@ -25,6 +25,13 @@ namespace attn {
 /// attn-vectorize leaves these to attn-lower-amx on AMX-BF16 targets.
 bool isAmxContraction(Operation *op);
 
+/// Whether attn-tile's bf16 mode with `blockQ` x `blockK` tiles of a head
+/// dim `e` and value dim `ev` makes whole-tile products that AMX computes
+/// (isAmxContraction): Q K^T (blockQ x blockK over e / 2 pairs) and P V
+/// (blockQ x ev over blockK / 2 pairs), every extent a multiple of 16.
+bool amxTakesAttentionTiles(int64_t blockQ, int64_t blockK, int64_t e,
+                            int64_t ev);
+
 /// Whether `type`'s innermost dimension has stride 1 (its rows are read as
 /// contiguous elements): attn-lower-strided-copies' vector rows,
 /// attn-lower-amx's tile rows.

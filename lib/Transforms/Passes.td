@@ -375,7 +375,12 @@ def AttnTile : Pass<"attn-tile"> {
     to bf16 before `P V`; the scores, the softmax, its row sums and the
     accumulators stay f32. Q is prescaled in bf16 only by a power-of-two
     scale (exact); another scale multiplies the f32 scores. Shaw keys, an odd
-    head dim and the edge-list lowering compute in f32.
+    head dim and the edge-list lowering compute in f32. So does bf16
+    attention on a target whose dot products are slower than its f32 FMAs
+    (`CpuTarget::hasSlowBf16DotProduct`: Intel's Sapphire, Emerald and
+    Granite Rapids) unless its tiles are AMX tile products there (AMX, and
+    `block-q`, `block-k`, the value dim multiples of 16, `block-k` and the
+    head dim of 32).
 
     Lengths that the blocks do not divide are padded with zeros up to a
     multiple of the block (Q rows and K/V rows); padded keys are masked on the

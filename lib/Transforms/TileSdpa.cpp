@@ -637,7 +637,9 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
 /// like the f32 op it widens to, with Q K^T and P V as bf16 pair dot
 /// products accumulating in f32 (SdpaTiler's `bf16` mode). Ahead of the
 /// widening patterns; what it does not take (the edge-list lowering, Shaw
-/// keys, an odd head dim or key tile) is widened and tiled in f32.
+/// keys, an odd head dim or key tile, and on targets whose dot products are
+/// slower than their FMAs, tiles AMX does not compute) is widened and tiled
+/// in f32.
 struct TileSdpaBf16Dot : OpRewritePattern<SdpaOp> {
   TileSdpaBf16Dot(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
                   double graphEdgeDensity)
@@ -662,6 +664,16 @@ struct TileSdpaBf16Dot : OpRewritePattern<SdpaOp> {
     bk = singleKeyTile(op, bk);
     if (bk % 2 != 0)
       return rewriter.notifyMatchFailure(op, "odd key tile");
+    // Where the dot products are slower than f32 FMAs (Intel's Xeon cores),
+    // only AMX tiles make bf16 pay: tiles AMX would not take are computed
+    // in f32.
+    const CpuTarget &target = getCpuTarget(op);
+    if (target.hasSlowBf16DotProduct() &&
+        !(target.hasAmxBf16() &&
+          amxTakesAttentionTiles(bq, bk, getShape(op.getQuery())[3],
+                                 getShape(op.getValue())[3])))
+      return rewriter.notifyMatchFailure(
+          op, "computed in f32: slow bf16 dot products and no AMX tiles");
     auto wide = cast<SdpaOp>(buildWidenedClone(rewriter, op));
     SdpaTiler tiler(wide, bq, bk,
                     Bf16Operands{op.getQuery(), op.getKey(), op.getValue()});

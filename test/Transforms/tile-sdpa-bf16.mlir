@@ -1,5 +1,9 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=4 block-k=8" --mlir-print-local-scope | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-tile="block-q=4 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-tile="block-q=4 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-tile="block-q=16 block-k=32" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids features=-amx-tile" --attn-tile="block-q=16 block-k=32" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR-NO-AMX
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-tile="block-q=8 block-k=32" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR-NO-AMX
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=8 block-k=32" --mlir-print-local-scope | FileCheck %s --check-prefix=ZEN4
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=4 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=4 block-k=8 bf16-dot-product=false" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
 
@@ -46,9 +50,6 @@
 // CHECK:     linalg.generic {{.*}} ins(%[[PP]], %[[VTILE]] : tensor<4x4x2xbf16>, tensor<4x6x2xbf16>) outs(%{{.+}} : tensor<4x6xf32>)
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
 // CHECK: return %{{.+}} : tensor<1x2x8x6xbf16>
-
-// SPR: tensor<1x1x1x2x8x2xbf16>
-// SPR: ins(%{{.+}}, %{{.+}} : tensor<4x2x2xbf16>, tensor<2x8x2xbf16>) outs(%{{.+}} : tensor<4x8xf32>)
 
 // WIDE-LABEL: func @dense
 // WIDE-NOT: xbf16> into
@@ -114,4 +115,27 @@ func.func @shaw(%q: tensor<1x1x8x4xbf16>, %k: tensor<1x1x8x4xbf16>, %v: tensor<1
   %o = attn.sdpa %q, %k, %v rel_key(%a) {rel_clip = 2 : i64}
       : (tensor<1x1x8x4xbf16>, tensor<1x1x8x4xbf16>, tensor<1x1x8x4xbf16>, tensor<5x4xbf16>) -> tensor<1x1x8x4xbf16>
   return %o : tensor<1x1x8x4xbf16>
+}
+
+// -----
+
+// Where bf16 dot products are slower than f32 FMAs (Intel's Xeon cores:
+// sapphirerapids), the bf16 mode is taken only for tiles whose products AMX
+// computes (multiples of 16 rows and columns, of 32 keys and head dims);
+// anything else, AMX turned off or a query tile of 8, is computed in f32.
+// Zen 4's dot products are fast: any tile keeps them.
+// SPR-LABEL: func @amx_tiles
+// SPR: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<16x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<16x32xf32>)
+// SPR: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<16x16x2xbf16>, tensor<16x16x2xbf16>) outs(%{{.+}} : tensor<16x16xf32>)
+// SPR-NO-AMX-LABEL: func @amx_tiles
+// SPR-NO-AMX: arith.extf %{{.+}} : bf16 to f32
+// SPR-NO-AMX: scf.forall
+// SPR-NO-AMX-NOT: bf16
+// SPR-NO-AMX: scf.forall.in_parallel
+// ZEN4-LABEL: func @amx_tiles
+// ZEN4: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<8x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<8x32xf32>)
+func.func @amx_tiles(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x64x32xbf16>, %v: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16>
+  return %o : tensor<1x1x64x16xbf16>
 }

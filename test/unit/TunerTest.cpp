@@ -3,8 +3,11 @@
 // The tile candidates attn-run --tune sweeps (lib/Runtime/Tuner.cpp) for
 // named targets, no JIT involved: bf16 attention on an AMX target keeps
 // every query block a multiple of AMX's 16-row tiles (a block of 42 rows
-// falls back to vdpbf16ps register tiles, 5x the time on an Emerald Rapids
-// core), and attentionOnAmx says when that applies.
+// is not computed on AMX: in vdpbf16ps register tiles it took 5x the time
+// on an Emerald Rapids core, and there it is now computed in f32, still
+// slower than AMX), and attentionOnAmx says when that applies. Which
+// targets' bf16 dot products are slower than their FMAs (those compute bf16
+// attention that AMX does not take in f32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +87,22 @@ TEST(TunerTest, AttentionOnAmx) {
   // Sapphire Rapids with AMX turned off.
   EXPECT_FALSE(attentionOnAmx(bf16, x86("znver4")));
   EXPECT_FALSE(attentionOnAmx(bf16, x86("sapphirerapids", "-amx-tile")));
+}
+
+TEST(TunerTest, SlowBf16DotProductsByCpu) {
+  // Intel's Xeon cores (Golden Cove and later): vdpbf16ps at half the FMAs'
+  // flop rate, measured on Emerald Rapids.
+  for (const char *cpu : {"sapphirerapids", "emeraldrapids", "graniterapids",
+                          "graniterapids-d"})
+    EXPECT_TRUE(x86(cpu).hasSlowBf16DotProduct()) << cpu;
+  // Without AMX they still are.
+  EXPECT_TRUE(x86("sapphirerapids", "-amx-tile").hasSlowBf16DotProduct());
+  // Zen 4 and 5 (twice the FMAs' rate), and names that say nothing of the
+  // core, keep the dot products; no AVX512-BF16, no dot products at all.
+  for (const char *cpu : {"znver4", "znver5"})
+    EXPECT_FALSE(x86(cpu).hasSlowBf16DotProduct()) << cpu;
+  EXPECT_FALSE(x86("x86-64-v4", "+avx512bf16").hasSlowBf16DotProduct());
+  EXPECT_FALSE(x86("sapphirerapids", "-avx512bf16").hasSlowBf16DotProduct());
 }
 
 } // namespace
