@@ -133,7 +133,8 @@ struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
   /// source the accumulator tiles can be loaded from instead: `c` a buffer
   /// of its own (a memref.alloc, so no alias of the source), the source of
   /// the same shape with unit inner stride. Bufferization leaves such a copy
-  /// where one zero-filled buffer initialises every key tile's scores.
+  /// where one buffer initialises every tile's accumulator (attn-vectorize
+  /// gives a zero accumulator a fill of its own, which the case above takes).
   static memref::CopyOp initialCopyOf(linalg::GenericOp op, Value c) {
     auto copy = dyn_cast_or_null<memref::CopyOp>(op->getPrevNode());
     if (!copy || copy.getTarget() != c ||

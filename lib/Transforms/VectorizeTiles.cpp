@@ -610,6 +610,31 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     return sizes;
   }
 
+  /// An AMX tile product `op` whose accumulator is a fill gets a fill of its
+  /// own right before it (tensor.empty + linalg.fill of the same value).
+  /// Bufferized, that fill stays next to the product, and attn-lower-amx
+  /// starts the accumulator tiles from tilezero. A fill shared with others
+  /// (CSE merges the online softmax's zero scores with the loop's zero
+  /// accumulator) bufferizes to one zero buffer copied into the scores
+  /// before every key tile, whose tiles the product then loads: four
+  /// tileloadd per 2 x 2 block of tiles, a fifth of its loads at E = 64.
+  static void fillOfItsOwn(IRRewriter &rewriter, linalg::LinalgOp op) {
+    auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(op);
+    auto type = cast<RankedTensorType>(fill.getResult(0).getType());
+    Value empty = tensor::EmptyOp::create(rewriter, op.getLoc(),
+                                          type.getShape(),
+                                          type.getElementType());
+    Value own = linalg::FillOp::create(rewriter, op.getLoc(),
+                                       fill.getDpsInputs()[0], empty)
+                    .getResult(0);
+    rewriter.modifyOpInPlace(op,
+                             [&] { op.getDpsInitOperand(0)->set(own); });
+  }
+
   /// The producer of contraction `op`'s accumulator that its tiles compute
   /// (isFusableInit): a fill (which may have other users, e.g. the loop init
   /// that CSE merged it with; they keep the fill), or an elementwise op whose
@@ -948,8 +973,10 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       if (fusedInits.contains(op.getOperation()))
         continue;
       // AMX tile products, after bufferization (attn-lower-amx).
-      if (target->hasAmxBf16() && attn::isAmxContraction(op))
+      if (target->hasAmxBf16() && attn::isAmxContraction(op)) {
+        fillOfItsOwn(rewriter, op);
         continue;
+      }
       if (linalg::LinalgOp init = initProducer(op)) {
         if (!tileContractionWithInit(rewriter, op))
           tileAndVectorize(rewriter, op);

@@ -36,6 +36,10 @@
 // AMX-NOT: vdpbf16ps
 // AMX: ldtilecfg
 // AMX-NOT: vdpbf16ps
+// The scores' accumulator tiles start from tilezero (their fill is the
+// product's own, attn-vectorize), not loaded from a zero-filled buffer.
+// AMX: tilezero
+// AMX-NOT: vdpbf16ps
 // AMX: tileloadd
 // AMX-NOT: vdpbf16ps
 // AMX: tdpbf16ps %tmm{{[0-7]}}, %tmm{{[0-7]}}, %tmm{{[0-7]}}

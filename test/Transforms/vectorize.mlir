@@ -272,11 +272,12 @@ func.func @online_step(%q: tensor<64x64xf32>, %kt: tensor<8x64x64xf32>, %v: tens
 // CHECK:     scf.for %{{.+}} = %c0 to %c32 step %c1
 // CHECK:       vector.contract {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} : vector<8x1x2xbf16>, vector<1x32x2xbf16> into vector<8x32xf32>
 // On a target with AMX (sapphirerapids) the contraction stays a linalg op
-// for attn-lower-amx (after bufferization); its accumulator's fill is
-// vectorized on its own.
+// for attn-lower-amx (after bufferization), and so does its accumulator's
+// fill, right before it (attn-lower-amx starts from tilezero there).
 // AMX-LABEL: func @bf16_pairs
-// AMX: vector.transfer_write
-// AMX: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// AMX-NOT: vector.transfer_write
+// AMX: %[[ZERO:.+]] = linalg.fill
+// AMX-NEXT: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} outs(%[[ZERO]] : tensor<64x64xf32>)
 // AMX-NOT: vector.contract
 // AMX: return
 // AVX2-LABEL: func @bf16_pairs
@@ -571,4 +572,46 @@ func.func @long_pair_sums(%p: tensor<8x16x16x2xbf16>, %l: tensor<8x16xf32>) -> t
     linalg.yield %s : f32
   } -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// A fill that the AMX product shares with a loop's initial state (CSE
+// merges the online softmax's zero scores with its zero accumulator): the
+// product gets a fill of its own in the loop, right before it; the shared
+// one stays the loop's init (vectorized). Bufferized, the shared fill would
+// be one zero buffer copied into the scores before every key tile.
+// AMX-LABEL: func @amx_shared_fill
+// AMX: %[[SHARED:.+]] = scf.for
+// AMX: scf.for %{{.+}} iter_args(%{{.+}} = %[[SHARED]])
+// AMX:   %[[EMPTY:.+]] = tensor.empty() : tensor<32x32xf32>
+// AMX:   %[[OWN:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[EMPTY]] : tensor<32x32xf32>)
+// AMX-NEXT: linalg.generic {{.*}} outs(%[[OWN]] : tensor<32x32xf32>)
+func.func @amx_shared_fill(%q: tensor<32x16x2xbf16>, %kt: tensor<16x32x2xbf16>) -> tensor<32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %e = tensor.empty() : tensor<32x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %init) -> (tensor<32x32xf32>) {
+    %s = linalg.generic {indexing_maps = [affine_map<(i, j, t, p) -> (i, t, p)>, affine_map<(i, j, t, p) -> (t, j, p)>, affine_map<(i, j, t, p) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+        ins(%q, %kt : tensor<32x16x2xbf16>, tensor<16x32x2xbf16>) outs(%init : tensor<32x32xf32>) {
+    ^bb0(%a: bf16, %b: bf16, %c: f32):
+      %x = arith.extf %a : bf16 to f32
+      %y = arith.extf %b : bf16 to f32
+      %m = arith.mulf %x, %y : f32
+      %t = arith.addf %c, %m : f32
+      linalg.yield %t : f32
+    } -> tensor<32x32xf32>
+    %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%s : tensor<32x32xf32>) outs(%acc : tensor<32x32xf32>) {
+    ^bb0(%a: f32, %c: f32):
+      %t = arith.addf %a, %c : f32
+      linalg.yield %t : f32
+    } -> tensor<32x32xf32>
+    scf.yield %sum : tensor<32x32xf32>
+  }
+  return %r : tensor<32x32xf32>
 }
