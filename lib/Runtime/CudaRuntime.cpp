@@ -11,6 +11,8 @@
 // bare device pointers. Each launch copies the host buffers into device
 // memory, passes the device pointers, and copies back what changed (the
 // simple scheme of a first GPU path: transfers are part of every launch).
+// Two CUDA events around each launch give the kernels' own time
+// (attnGpuTakeKernelMilliseconds), which attn-run prints beside the call's.
 //
 // Errors print one line naming what is wrong and exit with status 1.
 //
@@ -40,6 +42,8 @@ struct CUfunc_st;
 using CUcontext = CUctx_st *;
 using CUmodule = CUmod_st *;
 using CUfunction = CUfunc_st *;
+struct CUevent_st;
+using CUevent = CUevent_st *;
 constexpr int kAttrMaxSharedPerBlock = 8;   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
 constexpr int kAttrWarpSize = 10;           // CU_DEVICE_ATTRIBUTE_WARP_SIZE
 constexpr int kAttrMajor = 75;              // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
@@ -65,12 +69,20 @@ struct Driver {
                              void **, void **);
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, void *);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
 
   CUdevice device = 0;
   CUcontext context = nullptr;
   std::mutex lock; ///< launches are serialised
   std::string name, error;
   int warpSize = 0, sharedMemory = 0, major = 0, minor = 0;
+  /// The events around each launch (created with the context), and the
+  /// kernels' milliseconds since attnGpuTakeKernelMilliseconds.
+  CUevent start = nullptr, stop = nullptr;
+  double kernelMs = 0;
 };
 
 [[noreturn]] void fail(const std::string &what) {
@@ -115,6 +127,10 @@ Driver &driver() {
     load(d.cuLaunchKernel, "cuLaunchKernel");
     load(d.cuCtxSynchronize, "cuCtxSynchronize");
     load(d.cuGetErrorString, "cuGetErrorString");
+    load(d.cuEventCreate, "cuEventCreate");
+    load(d.cuEventRecord, "cuEventRecord");
+    load(d.cuEventSynchronize, "cuEventSynchronize");
+    load(d.cuEventElapsedTime, "cuEventElapsedTime");
     if (!ok)
       return;
     int count = 0;
@@ -133,7 +149,12 @@ Driver &driver() {
     if (d.cuDevicePrimaryCtxRetain(&d.context, d.device) != 0) {
       d.error = "cuDevicePrimaryCtxRetain failed on '" + d.name + "'";
       d.context = nullptr;
+      return;
     }
+    // Without events the kernels are still run, only not timed.
+    d.cuCtxSetCurrent(d.context);
+    if (d.cuEventCreate(&d.start, 0) != 0 || d.cuEventCreate(&d.stop, 0) != 0)
+      d.start = d.stop = nullptr;
   });
   return d;
 }
@@ -219,6 +240,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     check(d, d.cuMemcpyHtoD(device[i], host[i], bytes[i]), "cuMemcpyHtoD");
     args[i] = &device[i];
   }
+  if (d.start)
+    check(d, d.cuEventRecord(d.start, nullptr), "cuEventRecord");
   check(d,
         d.cuLaunchKernel(static_cast<CUfunction>(function),
                          static_cast<unsigned>(gridX),
@@ -230,7 +253,15 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                          static_cast<unsigned>(sharedMemBytes), nullptr,
                          args.data(), nullptr),
         "cuLaunchKernel");
+  if (d.start)
+    check(d, d.cuEventRecord(d.stop, nullptr), "cuEventRecord");
   check(d, d.cuCtxSynchronize(), "the kernel (cuCtxSynchronize)");
+  if (d.start) {
+    float ms = 0;
+    check(d, d.cuEventSynchronize(d.stop), "cuEventSynchronize");
+    check(d, d.cuEventElapsedTime(&ms, d.start, d.stop), "cuEventElapsedTime");
+    d.kernelMs += ms;
+  }
   // Back to the host only what changed: inputs are never written, and the
   // caller's inputs may be read-only memory (or shared by another call).
   std::vector<char> staging;
@@ -242,6 +273,20 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
       std::memcpy(host[i], staging.data(), bytes[i]);
     d.cuMemFree(device[i]);
   }
+}
+
+/// For tools: the milliseconds the device spent in the kernels launched
+/// since the last call (CUDA events recorded before and after each launch,
+/// so without the runtime's copies and allocations), and starts the count
+/// again; -1 where there is no device or no events.
+double attnGpuTakeKernelMilliseconds() {
+  Driver &d = driver();
+  std::lock_guard<std::mutex> guard(d.lock);
+  if (!d.context || !d.start)
+    return -1;
+  double ms = d.kernelMs;
+  d.kernelMs = 0;
+  return ms;
 }
 
 /// For tools: the device the kernels will run on. Returns 0 and fills the

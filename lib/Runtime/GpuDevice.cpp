@@ -30,6 +30,12 @@ static llvm::Expected<llvm::sys::DynamicLibrary> loadRuntime(
   return lib;
 }
 
+/// The runtime's attnGpuTakeKernelMilliseconds, if it has one.
+static double (*kernelClock(llvm::sys::DynamicLibrary &lib))() {
+  return reinterpret_cast<double (*)()>(
+      lib.getAddressOfSymbol("attnGpuTakeKernelMilliseconds"));
+}
+
 llvm::Expected<GpuDevice> mlir::attn::findGpuDevice(llvm::StringRef target) {
   GpuDevice device;
   device.target = target.str();
@@ -52,6 +58,7 @@ llvm::Expected<GpuDevice> mlir::attn::findGpuDevice(llvm::StringRef target) {
       return createStringError("no CUDA device: %s", name);
     device.name = name;
     device.chip = arch;
+    device.takeKernelMilliseconds = kernelClock(*lib);
     return device;
   }
   if (target != "vulkan")
@@ -73,5 +80,6 @@ llvm::Expected<GpuDevice> mlir::attn::findGpuDevice(llvm::StringRef target) {
   if (info(name, sizeof(name), &device.subgroupSize, &device.sharedMemory))
     return createStringError("no Vulkan device: %s", name);
   device.name = name;
+  device.takeKernelMilliseconds = kernelClock(*lib);
   return device;
 }

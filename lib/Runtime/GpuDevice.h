@@ -23,6 +23,10 @@ struct GpuDevice {
   std::string library; ///< the runtime library the JIT must load
   int subgroupSize = 0, sharedMemory = 0;
   std::string chip; ///< cuda: the architecture (sm_80, sm_90a)
+  /// The runtime's clock of the kernels themselves: the milliseconds the
+  /// device spent in the kernels launched since the last call (without the
+  /// runtime's copies, allocations and set-up), or -1 where it cannot tell.
+  double (*takeKernelMilliseconds)() = nullptr;
 
   /// attn-gpu-pipeline's options for this device.
   std::string pipeline() const;

@@ -18,7 +18,10 @@
 // Buffers: host memory is copied into host-visible device buffers before
 // the dispatch, and what the kernel changed is copied back after it
 // (lavapipe's device memory is host memory; on a discrete GPU these copies
-// are the cost of this simple scheme). Calls are serialised by one lock.
+// are the cost of this simple scheme, and its device-local, host-visible
+// memory is taken first where it has room). Calls are serialised by one lock.
+// Timestamps before and after each dispatch give the kernels' own time
+// (attnGpuTakeKernelMilliseconds), which attn-run prints beside the call's.
 //
 // Errors (no device, a kernel the device cannot run) print one line naming
 // what is wrong and exit with status 1: the compiled code has no error path.
@@ -62,6 +65,13 @@ struct Device {
   uint32_t subgroupSize = 0, minSubgroupSize = 0, maxSubgroupSize = 0;
   uint32_t sharedMemory = 0, maxInvocations = 0, maxStorageBuffers = 0;
   bool sizeControl = false, fullSubgroups = false;
+  /// Kernel timing: two timestamps around each dispatch (none where the
+  /// queue family has no valid timestamp bits), their tick in nanoseconds,
+  /// and the kernels' milliseconds since attnGpuTakeKernelMilliseconds.
+  VkQueryPool timestamps = VK_NULL_HANDLE;
+  uint32_t timestampBits = 0;
+  double timestampPeriod = 0;
+  double kernelMs = 0;
   /// Launches and lazily created pipelines share the queue and the pool.
   std::mutex lock;
   std::string error; // why there is no device
@@ -105,6 +115,8 @@ Device &device() {
           d.maxInvocations = props.limits.maxComputeWorkGroupInvocations;
           d.maxStorageBuffers =
               props.limits.maxPerStageDescriptorStorageBuffers;
+          d.timestampBits = families[f].timestampValidBits;
+          d.timestampPeriod = props.limits.timestampPeriod;
           break;
         }
       if (d.physical)
@@ -192,6 +204,14 @@ Device &device() {
     check(vkCreateCommandPool(d.device, &pci, nullptr, &d.pool),
           "vkCreateCommandPool");
     vkGetPhysicalDeviceMemoryProperties(d.physical, &d.memory);
+    if (d.timestampBits > 0 && d.timestampPeriod > 0) {
+      VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qpi.queryCount = 2;
+      if (vkCreateQueryPool(d.device, &qpi, nullptr, &d.timestamps) !=
+          VK_SUCCESS)
+        d.timestamps = VK_NULL_HANDLE;
+    }
   });
   return d;
 }
@@ -281,14 +301,43 @@ void preparePipeline(Device &d, Kernel &k, uint32_t bindings,
   k.subgroupSize = subgroupSize;
 }
 
-uint32_t hostVisibleType(Device &d, uint32_t bits) {
+/// A host-visible, coherent memory type among `bits`; with `deviceLocal`,
+/// only one that is device-local as well (a discrete GPU's memory mapped
+/// through its BAR: the kernel reads it at the device's speed, where plain
+/// host-visible memory is the host's, read across PCIe). -1 if none.
+int hostVisibleType(Device &d, uint32_t bits, bool deviceLocal) {
   VkMemoryPropertyFlags want =
       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  if (deviceLocal)
+    want |= VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
   for (uint32_t i = 0; i < d.memory.memoryTypeCount; ++i)
     if ((bits & (1u << i)) &&
         (d.memory.memoryTypes[i].propertyFlags & want) == want)
-      return i;
-  fail("no host-visible, coherent memory type on '" + d.name + "'");
+      return static_cast<int>(i);
+  return -1;
+}
+
+/// Memory for a buffer of `req`: device-local and host-visible where the
+/// device has it and the allocation succeeds (a BAR without resizing holds
+/// 256 MB), else host-visible.
+VkDeviceMemory allocateHostVisible(Device &d,
+                                   const VkMemoryRequirements &req) {
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  int local = hostVisibleType(d, req.memoryTypeBits, /*deviceLocal=*/true);
+  if (local >= 0) {
+    mai.memoryTypeIndex = static_cast<uint32_t>(local);
+    if (vkAllocateMemory(d.device, &mai, nullptr, &memory) == VK_SUCCESS)
+      return memory;
+  }
+  int any = hostVisibleType(d, req.memoryTypeBits, /*deviceLocal=*/false);
+  if (any < 0)
+    fail("no host-visible, coherent memory type on '" + d.name + "'");
+  mai.memoryTypeIndex = static_cast<uint32_t>(any);
+  check(vkAllocateMemory(d.device, &mai, nullptr, &memory),
+        "vkAllocateMemory");
+  return memory;
 }
 
 struct Buffer {
@@ -384,11 +433,7 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
           "vkCreateBuffer");
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(d.device, buffers[i].buffer, &req);
-    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = hostVisibleType(d, req.memoryTypeBits);
-    check(vkAllocateMemory(d.device, &mai, nullptr, &buffers[i].memory),
-          "vkAllocateMemory");
+    buffers[i].memory = allocateHostVisible(d, req);
     check(vkBindBufferMemory(d.device, buffers[i].buffer, buffers[i].memory, 0),
           "vkBindBufferMemory");
     check(vkMapMemory(d.device, buffers[i].memory, 0, VK_WHOLE_SIZE, 0,
@@ -439,8 +484,16 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1,
                           &set, 0, nullptr);
+  if (d.timestamps) {
+    vkCmdResetQueryPool(cmd, d.timestamps, 0, 2);
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d.timestamps,
+                        0);
+  }
   vkCmdDispatch(cmd, static_cast<uint32_t>(gridX),
                 static_cast<uint32_t>(gridY), static_cast<uint32_t>(gridZ));
+  if (d.timestamps)
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                        d.timestamps, 1);
   check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   VkFence fence;
@@ -451,6 +504,18 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   check(vkQueueSubmit(d.queue, 1, &submit, fence), "vkQueueSubmit");
   check(vkWaitForFences(d.device, 1, &fence, VK_TRUE, UINT64_MAX),
         "vkWaitForFences");
+  if (d.timestamps) {
+    uint64_t ticks[2] = {0, 0};
+    check(vkGetQueryPoolResults(d.device, d.timestamps, 0, 2, sizeof(ticks),
+                                ticks, sizeof(uint64_t),
+                                VK_QUERY_RESULT_64_BIT |
+                                    VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults");
+    uint64_t mask = d.timestampBits >= 64 ? ~uint64_t(0)
+                                          : (uint64_t(1) << d.timestampBits) - 1;
+    d.kernelMs +=
+        double((ticks[1] - ticks[0]) & mask) * d.timestampPeriod * 1e-6;
+  }
 
   // Back to the host only what changed: inputs are never written, and the
   // caller's inputs may be read-only memory (or shared by another call).
@@ -464,6 +529,20 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   vkDestroyFence(d.device, fence, nullptr);
   vkFreeCommandBuffers(d.device, d.pool, 1, &cmd);
   vkDestroyDescriptorPool(d.device, pool, nullptr);
+}
+
+/// For tools: the milliseconds the device spent in the kernels launched
+/// since the last call (timestamps written before and after each dispatch,
+/// so without the runtime's copies, allocations and set-up), and starts the
+/// count again; -1 where the device has no timestamps on its queue.
+double attnGpuTakeKernelMilliseconds() {
+  Device &d = device();
+  std::lock_guard<std::mutex> guard(d.lock);
+  if (!d.timestamps)
+    return -1;
+  double ms = d.kernelMs;
+  d.kernelMs = 0;
+  return ms;
 }
 
 /// For tools: the device the kernels will run on. Returns 0 and fills the
