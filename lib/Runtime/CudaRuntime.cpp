@@ -127,10 +127,6 @@ Driver &driver() {
     load(d.cuLaunchKernel, "cuLaunchKernel");
     load(d.cuCtxSynchronize, "cuCtxSynchronize");
     load(d.cuGetErrorString, "cuGetErrorString");
-    load(d.cuEventCreate, "cuEventCreate");
-    load(d.cuEventRecord, "cuEventRecord");
-    load(d.cuEventSynchronize, "cuEventSynchronize");
-    load(d.cuEventElapsedTime, "cuEventElapsedTime");
     if (!ok)
       return;
     int count = 0;
@@ -151,9 +147,21 @@ Driver &driver() {
       d.context = nullptr;
       return;
     }
-    // Without events the kernels are still run, only not timed.
+    // The events of the kernels' clock; without them (a driver that lacks
+    // them, or fails to create them) the kernels are still run, only not
+    // timed.
+    auto optional = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          dlsym(lib, name));
+      return fn != nullptr;
+    };
     d.cuCtxSetCurrent(d.context);
-    if (d.cuEventCreate(&d.start, 0) != 0 || d.cuEventCreate(&d.stop, 0) != 0)
+    bool events = optional(d.cuEventCreate, "cuEventCreate") &&
+                  optional(d.cuEventRecord, "cuEventRecord") &&
+                  optional(d.cuEventSynchronize, "cuEventSynchronize") &&
+                  optional(d.cuEventElapsedTime, "cuEventElapsedTime");
+    if (!events || d.cuEventCreate(&d.start, 0) != 0 ||
+        d.cuEventCreate(&d.stop, 0) != 0)
       d.start = d.stop = nullptr;
   });
   return d;

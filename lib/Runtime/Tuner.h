@@ -96,9 +96,11 @@ private:
 /// way are listed once. With `amxTiles` (bf16 attention on a target with
 /// AMX-BF16, attentionOnAmx) the register tiles of one row fewer and more
 /// are left out: their query blocks (42, 45, 63 rows) are not multiples of
-/// AMX's 16-row tiles, so their contractions fall back to `vdpbf16ps`
-/// register tiles (5x the time on an Emerald Rapids core), and the
-/// register tile matters to the AMX path's contractions not at all.
+/// AMX's 16-row tiles, so their contractions are not AMX's (on Sapphire,
+/// Emerald and Granite Rapids they are computed in f32, on other AMX
+/// targets in `vdpbf16ps` register tiles: 5x the time on an Emerald Rapids
+/// core), and the register tile matters to the AMX path's contractions not
+/// at all.
 std::vector<TileChoice> tileCandidates(const CpuTarget &target,
                                        int64_t maxQueryRows = 0,
                                        int64_t maxKeyRows = 0,

@@ -18,8 +18,9 @@
 // Buffers: host memory is copied into host-visible device buffers before
 // the dispatch, and what the kernel changed is copied back after it
 // (lavapipe's device memory is host memory; on a discrete GPU these copies
-// are the cost of this simple scheme, and its device-local, host-visible
-// memory is taken first where it has room). Calls are serialised by one lock.
+// are the cost of this simple scheme, and the kernel reads host memory
+// across the bus: device-local buffers with staging copies are the next
+// step, to be measured on one). Calls are serialised by one lock.
 // Timestamps before and after each dispatch give the kernels' own time
 // (attnGpuTakeKernelMilliseconds), which attn-run prints beside the call's.
 //
@@ -301,43 +302,14 @@ void preparePipeline(Device &d, Kernel &k, uint32_t bindings,
   k.subgroupSize = subgroupSize;
 }
 
-/// A host-visible, coherent memory type among `bits`; with `deviceLocal`,
-/// only one that is device-local as well (a discrete GPU's memory mapped
-/// through its BAR: the kernel reads it at the device's speed, where plain
-/// host-visible memory is the host's, read across PCIe). -1 if none.
-int hostVisibleType(Device &d, uint32_t bits, bool deviceLocal) {
+uint32_t hostVisibleType(Device &d, uint32_t bits) {
   VkMemoryPropertyFlags want =
       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  if (deviceLocal)
-    want |= VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
   for (uint32_t i = 0; i < d.memory.memoryTypeCount; ++i)
     if ((bits & (1u << i)) &&
         (d.memory.memoryTypes[i].propertyFlags & want) == want)
-      return static_cast<int>(i);
-  return -1;
-}
-
-/// Memory for a buffer of `req`: device-local and host-visible where the
-/// device has it and the allocation succeeds (a BAR without resizing holds
-/// 256 MB), else host-visible.
-VkDeviceMemory allocateHostVisible(Device &d,
-                                   const VkMemoryRequirements &req) {
-  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  mai.allocationSize = req.size;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  int local = hostVisibleType(d, req.memoryTypeBits, /*deviceLocal=*/true);
-  if (local >= 0) {
-    mai.memoryTypeIndex = static_cast<uint32_t>(local);
-    if (vkAllocateMemory(d.device, &mai, nullptr, &memory) == VK_SUCCESS)
-      return memory;
-  }
-  int any = hostVisibleType(d, req.memoryTypeBits, /*deviceLocal=*/false);
-  if (any < 0)
-    fail("no host-visible, coherent memory type on '" + d.name + "'");
-  mai.memoryTypeIndex = static_cast<uint32_t>(any);
-  check(vkAllocateMemory(d.device, &mai, nullptr, &memory),
-        "vkAllocateMemory");
-  return memory;
+      return i;
+  fail("no host-visible, coherent memory type on '" + d.name + "'");
 }
 
 struct Buffer {
@@ -433,7 +405,11 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
           "vkCreateBuffer");
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(d.device, buffers[i].buffer, &req);
-    buffers[i].memory = allocateHostVisible(d, req);
+    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    mai.allocationSize = req.size;
+    mai.memoryTypeIndex = hostVisibleType(d, req.memoryTypeBits);
+    check(vkAllocateMemory(d.device, &mai, nullptr, &buffers[i].memory),
+          "vkAllocateMemory");
     check(vkBindBufferMemory(d.device, buffers[i].buffer, buffers[i].memory, 0),
           "vkBindBufferMemory");
     check(vkMapMemory(d.device, buffers[i].memory, 0, VK_WHOLE_SIZE, 0,

@@ -378,9 +378,9 @@ def AttnTile : Pass<"attn-tile"> {
     head dim and the edge-list lowering compute in f32. So does bf16
     attention on a target whose dot products are slower than its f32 FMAs
     (`CpuTarget::hasSlowBf16DotProduct`: Intel's Sapphire, Emerald and
-    Granite Rapids) unless its tiles are AMX tile products there (AMX, and
-    `block-q`, `block-k`, the value dim multiples of 16, `block-k` and the
-    head dim of 32).
+    Granite Rapids) unless its tiles are AMX tile products there: AMX, with
+    `block-q` (as clamped to Lq) and the value dim multiples of 16, and
+    `block-k` and the head dim multiples of 32.
 
     Lengths that the blocks do not divide are padded with zeros up to a
     multiple of the block (Q rows and K/V rows); padded keys are masked on the

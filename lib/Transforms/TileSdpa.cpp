@@ -666,11 +666,13 @@ struct TileSdpaBf16Dot : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(op, "odd key tile");
     // Where the dot products are slower than f32 FMAs (Intel's Xeon cores),
     // only AMX tiles make bf16 pay: tiles AMX would not take are computed
-    // in f32.
+    // in f32. The query tile is block-q clamped to Lq, as SdpaTiler clamps
+    // it (Lq past a multiple of it is padded: every tile has its rows).
     const CpuTarget &target = getCpuTarget(op);
+    ArrayRef<int64_t> q = getShape(op.getQuery());
     if (target.hasSlowBf16DotProduct() &&
         !(target.hasAmxBf16() &&
-          amxTakesAttentionTiles(bq, bk, getShape(op.getQuery())[3],
+          amxTakesAttentionTiles(std::clamp<int64_t>(bq, 1, q[2]), bk, q[3],
                                  getShape(op.getValue())[3])))
       return rewriter.notifyMatchFailure(
           op, "computed in f32: slow bf16 dot products and no AMX tiles");

@@ -610,8 +610,8 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     return sizes;
   }
 
-  /// An AMX tile product `op` whose accumulator is a fill gets a fill of its
-  /// own right before it (tensor.empty + linalg.fill of the same value).
+  /// An AMX tile product `op` whose accumulator is a fill of +0 gets a fill
+  /// of its own right before it (tensor.empty + linalg.fill of +0).
   /// Bufferized, that fill stays next to the product, and attn-lower-amx
   /// starts the accumulator tiles from tilezero. A fill shared with others
   /// (CSE merges the online softmax's zero scores with the loop's zero
@@ -620,7 +620,12 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// tileloadd per 2 x 2 block of tiles, a fifth of its loads at E = 64.
   static void fillOfItsOwn(IRRewriter &rewriter, linalg::LinalgOp op) {
     auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-    if (!fill)
+    FloatAttr value;
+    // Only +0, which tilezero is (another fill is lowered as a loop of its
+    // own, where loading the tiles from a shared buffer costs less).
+    if (!fill ||
+        !matchPattern(fill.getDpsInputs()[0], m_Constant(&value)) ||
+        !value.getValue().isPosZero())
       return;
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);

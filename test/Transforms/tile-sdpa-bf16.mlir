@@ -122,11 +122,16 @@ func.func @shaw(%q: tensor<1x1x8x4xbf16>, %k: tensor<1x1x8x4xbf16>, %v: tensor<1
 // Where bf16 dot products are slower than f32 FMAs (Intel's Xeon cores:
 // sapphirerapids), the bf16 mode is taken only for tiles whose products AMX
 // computes (multiples of 16 rows and columns, of 32 keys and head dims);
-// anything else, AMX turned off or a query tile of 8, is computed in f32.
-// Zen 4's dot products are fast: any tile keeps them.
+// anything else, AMX turned off or a query tile of 8, is computed in f32
+// (@short_queries below: 8 query rows, block-q 16 clamped to 8). Zen 4's
+// dot products are fast: any tile keeps them.
 // SPR-LABEL: func @amx_tiles
 // SPR: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<16x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<16x32xf32>)
 // SPR: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<16x16x2xbf16>, tensor<16x16x2xbf16>) outs(%{{.+}} : tensor<16x16xf32>)
+// SPR-LABEL: func @short_queries
+// SPR: arith.extf %{{.+}} : bf16 to f32
+// SPR-NOT: x2xbf16>
+// SPR: return
 // SPR-NO-AMX-LABEL: func @amx_tiles
 // SPR-NO-AMX: arith.extf %{{.+}} : bf16 to f32
 // SPR-NO-AMX: scf.forall
@@ -138,4 +143,14 @@ func.func @amx_tiles(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x64x32xbf16>, %v:
   %o = attn.sdpa %q, %k, %v
       : (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16>
   return %o : tensor<1x1x64x16xbf16>
+}
+
+// -----
+
+// Decode-like: 8 query rows, fewer than block-q = 16. The query tile is 8
+// rows, which AMX does not take: f32 on sapphirerapids.
+func.func @short_queries(%q: tensor<1x1x8x32xbf16>, %k: tensor<1x1x64x32xbf16>, %v: tensor<1x1x64x16xbf16>) -> tensor<1x1x8x16xbf16> {
+  %o = attn.sdpa %q, %k, %v
+      : (tensor<1x1x8x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x16xbf16>) -> tensor<1x1x8x16xbf16>
+  return %o : tensor<1x1x8x16xbf16>
 }

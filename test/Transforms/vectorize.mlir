@@ -582,10 +582,11 @@ func.func @long_pair_sums(%p: tensor<8x16x16x2xbf16>, %l: tensor<8x16xf32>) -> t
 // one stays the loop's init (vectorized). Bufferized, the shared fill would
 // be one zero buffer copied into the scores before every key tile.
 // AMX-LABEL: func @amx_shared_fill
+// AMX: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // AMX: %[[SHARED:.+]] = scf.for
 // AMX: scf.for %{{.+}} iter_args(%{{.+}} = %[[SHARED]])
 // AMX:   %[[EMPTY:.+]] = tensor.empty() : tensor<32x32xf32>
-// AMX:   %[[OWN:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[EMPTY]] : tensor<32x32xf32>)
+// AMX:   %[[OWN:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<32x32xf32>)
 // AMX-NEXT: linalg.generic {{.*}} outs(%[[OWN]] : tensor<32x32xf32>)
 func.func @amx_shared_fill(%q: tensor<32x16x2xbf16>, %kt: tensor<16x32x2xbf16>) -> tensor<32x32xf32> {
   %zero = arith.constant 0.0 : f32
@@ -594,6 +595,44 @@ func.func @amx_shared_fill(%q: tensor<32x16x2xbf16>, %kt: tensor<16x32x2xbf16>) 
   %c4 = arith.constant 4 : index
   %e = tensor.empty() : tensor<32x32xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %init) -> (tensor<32x32xf32>) {
+    %s = linalg.generic {indexing_maps = [affine_map<(i, j, t, p) -> (i, t, p)>, affine_map<(i, j, t, p) -> (t, j, p)>, affine_map<(i, j, t, p) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+        ins(%q, %kt : tensor<32x16x2xbf16>, tensor<16x32x2xbf16>) outs(%init : tensor<32x32xf32>) {
+    ^bb0(%a: bf16, %b: bf16, %c: f32):
+      %x = arith.extf %a : bf16 to f32
+      %y = arith.extf %b : bf16 to f32
+      %m = arith.mulf %x, %y : f32
+      %t = arith.addf %c, %m : f32
+      linalg.yield %t : f32
+    } -> tensor<32x32xf32>
+    %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%s : tensor<32x32xf32>) outs(%acc : tensor<32x32xf32>) {
+    ^bb0(%a: f32, %c: f32):
+      %t = arith.addf %a, %c : f32
+      linalg.yield %t : f32
+    } -> tensor<32x32xf32>
+    scf.yield %sum : tensor<32x32xf32>
+  }
+  return %r : tensor<32x32xf32>
+}
+
+// -----
+
+// A fill of another value is not tilezero: the product keeps the shared
+// fill, vectorized (attn-lower-amx loads its tiles from the buffer).
+// AMX-LABEL: func @amx_shared_fill_of_one
+// AMX: %[[ONES:.+]] = scf.for
+// AMX: scf.for %{{.+}} iter_args(%{{.+}} = %[[ONES]])
+// AMX-NOT: linalg.fill
+// AMX: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} outs(%[[ONES]] : tensor<32x32xf32>)
+func.func @amx_shared_fill_of_one(%q: tensor<32x16x2xbf16>, %kt: tensor<16x32x2xbf16>) -> tensor<32x32xf32> {
+  %one = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %e = tensor.empty() : tensor<32x32xf32>
+  %init = linalg.fill ins(%one : f32) outs(%e : tensor<32x32xf32>) -> tensor<32x32xf32>
   %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %init) -> (tensor<32x32xf32>) {
     %s = linalg.generic {indexing_maps = [affine_map<(i, j, t, p) -> (i, t, p)>, affine_map<(i, j, t, p) -> (t, j, p)>, affine_map<(i, j, t, p) -> (i, j)>],
                          iterator_types = ["parallel", "parallel", "reduction", "reduction"]}

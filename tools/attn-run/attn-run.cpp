@@ -574,12 +574,12 @@ static int tuneFunction(ModuleOp module, llvm::StringRef name,
   return 0;
 }
 
-/// Runs one function of the compiled module: inputs, timed calls, summary,
-/// optional dump and check. Returns the process exit code for this function.
 /// With --target=vulkan|cuda: the runtime's clock of the kernels alone
 /// (GpuDevice::takeKernelMilliseconds), read after each timed call.
 static double (*gpuKernelClock)() = nullptr;
 
+/// Runs one function of the compiled module: inputs, timed calls, summary,
+/// optional dump and check. Returns the process exit code for this function.
 static int runFunction(JitModule &jit, func::FuncOp original) {
   std::string name = original.getName().str();
 
