@@ -41,11 +41,23 @@ constexpr int64_t kTilePairs = 16;
 
 } // namespace
 
+/// Whether AMX tiles cover an m x n accumulator over `pairs` bf16 pairs.
+static bool amxTakesShape(int64_t m, int64_t n, int64_t pairs) {
+  return m % kTileRows == 0 && n % kTileCols == 0 && pairs % kTilePairs == 0;
+}
+
 bool attn::amxTakesAttentionTiles(int64_t blockQ, int64_t blockK, int64_t e,
                                   int64_t ev) {
-  return blockQ % kTileRows == 0 && blockK % kTileCols == 0 &&
-         ev % kTileCols == 0 && e % (2 * kTilePairs) == 0 &&
-         blockK % (2 * kTilePairs) == 0;
+  // Q K^T: blockQ x blockK over e / 2 pairs; P V: blockQ x ev over blockK / 2.
+  return e % 2 == 0 && blockK % 2 == 0 &&
+         amxTakesShape(blockQ, blockK, e / 2) &&
+         amxTakesShape(blockQ, ev, blockK / 2);
+}
+
+bool attn::isPosZeroFill(linalg::FillOp fill) {
+  FloatAttr value;
+  return matchPattern(fill.getDpsInputs()[0], m_Constant(&value)) &&
+         value.getValue().isPosZero();
 }
 
 bool attn::isAmxContraction(Operation *operation) {
@@ -74,9 +86,8 @@ bool attn::isAmxContraction(Operation *operation) {
                                 IteratorType::reduction})
     return false;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ShapedType::isDynamicShape(ranges) || ranges[0] % kTileRows != 0 ||
-      ranges[1] % kTileCols != 0 || ranges[2] % kTilePairs != 0 ||
-      ranges[3] != 2)
+  if (ShapedType::isDynamicShape(ranges) ||
+      !amxTakesShape(ranges[0], ranges[1], ranges[2]) || ranges[3] != 2)
     return false;
   // The body: out + extf(a) * extf(b), nothing else.
   Block &body = op.getRegion().front();
@@ -120,11 +131,8 @@ struct ContractionToAmxTiles : OpRewritePattern<linalg::GenericOp> {
   static linalg::FillOp zeroFillOf(linalg::GenericOp op, Value c) {
     auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
     if (!fill || !fill.hasPureBufferSemantics() ||
-        fill.getDpsInits()[0] != c || readsFrom(op, c))
-      return nullptr;
-    FloatAttr value;
-    if (!matchPattern(fill.getDpsInputs()[0], m_Constant(&value)) ||
-        !value.getValue().isPosZero())
+        fill.getDpsInits()[0] != c || readsFrom(op, c) ||
+        !attn::isPosZeroFill(fill))
       return nullptr;
     return fill;
   }

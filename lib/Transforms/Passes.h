@@ -10,6 +10,9 @@
 
 namespace mlir {
 class RewritePatternSet;
+namespace linalg {
+class FillOp;
+} // namespace linalg
 
 namespace attn {
 
@@ -31,6 +34,10 @@ bool isAmxContraction(Operation *op);
 /// (blockQ x ev over blockK / 2 pairs), every extent a multiple of 16.
 bool amxTakesAttentionTiles(int64_t blockQ, int64_t blockK, int64_t e,
                             int64_t ev);
+
+/// Whether `fill` writes +0 (a constant): what AMX's tilezero is, so that
+/// attn-lower-amx starts an accumulator filled so from it.
+bool isPosZeroFill(linalg::FillOp fill);
 
 /// Whether `type`'s innermost dimension has stride 1 (its rows are read as
 /// contiguous elements): attn-lower-strided-copies' vector rows,

@@ -620,12 +620,9 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// tileloadd per 2 x 2 block of tiles, a fifth of its loads at E = 64.
   static void fillOfItsOwn(IRRewriter &rewriter, linalg::LinalgOp op) {
     auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-    FloatAttr value;
     // Only +0, which tilezero is (another fill is lowered as a loop of its
     // own, where loading the tiles from a shared buffer costs less).
-    if (!fill ||
-        !matchPattern(fill.getDpsInputs()[0], m_Constant(&value)) ||
-        !value.getValue().isPosZero())
+    if (!fill || !attn::isPosZeroFill(fill))
       return;
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
