@@ -592,7 +592,10 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
     - elementwise ops: one row at a time, the last dimension up to
       `vector-width` elements (from the target: an eighth of the register
       file, so that a polynomial exp's temporaries stay in registers); row
-      reductions reduce a whole row; a reduction of at most 16 vectors over
+      reductions reduce a whole row, and a plain one (one max or add of f32,
+      rows and columns whole vectors of lanes, at most 16 vectors a row: the
+      online softmax's row max) a block of one vector's lanes of rows, whose
+      results `attn-lower-vectors` gives as one vector; a reduction of at most 16 vectors over
       the dimension before a parallel last one (the online softmax's row
       sums in lanes) is taken whole, as vector adds, and so is one whose
       lanes hold pairs (bf16 row sums: units x 16 x 2 over the units and
@@ -750,7 +753,11 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     the halves, and sums of bf16 pairs into 16 lanes (the bf16 online
     softmax's row sums) become `vdpbf16ps` with a vector of ones), and
     lowers multi-reductions (along the
-    vector: horizontal reductions; keeping the innermost dim: adds of whole vectors), broadcasts, shape casts,
+    vector: horizontal reductions, except that a `lanes x cols` block of
+    rows reduced into one `lanes` vector is a tree of shuffles and combines
+    over the rows' vectors, two shuffles and one combine per pair of
+    vectors, instead of one horizontal reduction per row; keeping the
+    innermost dim: adds of whole vectors), broadcasts, shape casts,
     transposes (16 x 16 blocks as in-register shuffles on AVX-512) and permuted transfers to
     forms `convert-vector-to-llvm` handles. Float sum reductions get
     `fastmath<reassoc>` (a tree instead of one dependent add per lane) and

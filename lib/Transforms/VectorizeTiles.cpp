@@ -153,6 +153,40 @@ bool isFusableInit(Operation *op) {
          });
 }
 
+/// Whether `op` is a plain f32 row reduction: one input read whole (identity
+/// map), every loop parallel but the last, a reduction into the output
+/// indexed by the others, and a body that is one combiner of the two block
+/// arguments (arith.maxnumf, arith.maximumf or arith.addf): the online
+/// softmax's row max, a row sum. Its vectorized form is one
+/// vector.multi_reduction of a rows x cols vector, which RowReductionTree
+/// lowers for a block of `lanes` rows at once.
+bool isPlainRowReduction(linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getNumLoops() < 2 ||
+      generic.getNumReductionLoops() != 1 ||
+      generic.getIteratorTypesArray().back() != utils::IteratorType::reduction)
+    return false;
+  unsigned rank = generic.getNumLoops();
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (!maps[0].isIdentity() ||
+      maps[1] != AffineMap::getMultiDimIdentityMap(rank, op.getContext())
+                     .dropResult(rank - 1))
+    return false;
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 2 ||
+      !body.getArgument(0).getType().isF32() ||
+      !body.getArgument(1).getType().isF32())
+    return false;
+  Operation &combiner = body.front();
+  if (!isa<arith::MaxNumFOp, arith::MaximumFOp, arith::AddFOp>(combiner))
+    return false;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  return yield.getOperand(0) == combiner.getResult(0) &&
+         llvm::is_contained(combiner.getOperands(), body.getArgument(0)) &&
+         llvm::is_contained(combiner.getOperands(), body.getArgument(1));
+}
+
 /// The operands of an elementwise `a + b` generic (identity maps, one
 /// result, every loop parallel, body one arith.addf of the two inputs), or
 /// nullopt.
@@ -534,6 +568,18 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       sizes[last] = vectorDivisorAtMost(
           ranges[last],
           vectorWidth > 0 ? vectorWidth : target.elementwiseWidth(), lanes);
+      return sizes;
+    }
+    // A plain row reduction (the row max) takes `lanes` rows at a time,
+    // their results in one vector (RowReductionTree): a row at a time, each
+    // row's lanes are reduced horizontally on their own, a chain of
+    // log2(lanes) shuffles and combines per row, and its one scalar stored.
+    if (last > 0 && lanes > 1 && isPlainRowReduction(op) &&
+        ranges[last - 1] % lanes == 0 &&
+        ranges[last] % lanes == 0 &&
+        ranges[last] <= kMaxWholeReduction * lanes) {
+      sizes[last] = 0;
+      sizes[last - 1] = lanes;
       return sizes;
     }
     if (iters[last] == utils::IteratorType::reduction) {
@@ -1236,6 +1282,104 @@ struct WidenContractFactors : OpRewritePattern<vector::ContractionOp> {
 /// with selects (three intervals, ~16 blends per vector); this is 4
 /// compares, 4 selects, 12 FMAs or products and one division. NaN stays NaN
 /// (ordered compares keep it in the clamps).
+/// A reduction of each row of a `lanes x cols` f32 vector (cols a multiple
+/// of `lanes`, a power of two) into one `lanes` vector, row r in lane r: the
+/// form attn-vectorize gives plain row reductions (isPlainRowReduction).
+/// Each row's cols / lanes vectors are combined into one; then the `lanes`
+/// row vectors are combined in pairs, each pair by two shuffles (the first
+/// and the second half of each row's lanes, the first vector's rows before
+/// the second's) and one combine, which halves the lanes per row and doubles
+/// the rows per vector, until one vector holds every row's result. With 16
+/// lanes that is 15 pairs, 45 vector ops for 16 rows, where a horizontal
+/// reduction per row takes 4 shuffles, 4 combines, the combine with the
+/// accumulator and a scalar store each, in a chain of dependent ops.
+/// maxnumf combines assume no NaN (as the lowering of its vector.reduction
+/// below: the row max only stabilises exp), sums are reassociated.
+struct RowReductionTree : OpRewritePattern<vector::MultiDimReductionOp> {
+  RowReductionTree(MLIRContext *ctx, int64_t lanes)
+      : OpRewritePattern(ctx, /*benefit=*/2), lanes(lanes) {}
+
+  int64_t lanes;
+
+  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getSourceVectorType();
+    if (type.getRank() != 2 || type.isScalable() ||
+        !type.getElementType().isF32() ||
+        op.getReductionDims() != ArrayRef<int64_t>{1} ||
+        type.getDimSize(0) != lanes || lanes < 2 ||
+        !llvm::isPowerOf2_64(lanes) || type.getDimSize(1) % lanes != 0 ||
+        op.isMasked())
+      return failure();
+    vector::CombiningKind kind = op.getKind();
+    if (kind != vector::CombiningKind::MAXNUMF &&
+        kind != vector::CombiningKind::MAXIMUMF &&
+        kind != vector::CombiningKind::ADD)
+      return failure();
+    Location loc = op.getLoc();
+    auto combine = [&](Value a, Value b) -> Value {
+      switch (kind) {
+      case vector::CombiningKind::MAXNUMF:
+        return arith::MaxNumFOp::create(rewriter, loc, a, b,
+                                        arith::FastMathFlags::nnan);
+      case vector::CombiningKind::MAXIMUMF:
+        return arith::MaximumFOp::create(rewriter, loc, a, b);
+      default:
+        return arith::AddFOp::create(rewriter, loc, a, b,
+                                     arith::FastMathFlags::reassoc);
+      }
+    };
+    // Combines `values` pairwise, a tree (not a chain) of combines.
+    auto combineAll = [&](SmallVector<Value> values) {
+      while (values.size() > 1) {
+        SmallVector<Value> next;
+        for (size_t i = 0; i + 1 < values.size(); i += 2)
+          next.push_back(combine(values[i], values[i + 1]));
+        if (values.size() % 2)
+          next.push_back(values.back());
+        values = std::move(next);
+      }
+      return values.front();
+    };
+    // Each row's vectors combined into one.
+    int64_t cols = type.getDimSize(1);
+    SmallVector<Value> rows;
+    for (int64_t r = 0; r < lanes; ++r) {
+      Value row = vector::ExtractOp::create(rewriter, loc, op.getSource(),
+                                            ArrayRef<int64_t>{r});
+      SmallVector<Value> chunks;
+      for (int64_t c = 0; c < cols; c += lanes)
+        chunks.push_back(vector::ExtractStridedSliceOp::create(
+            rewriter, loc, row, ArrayRef<int64_t>{c},
+            ArrayRef<int64_t>{lanes}, ArrayRef<int64_t>{1}));
+      rows.push_back(combineAll(chunks));
+    }
+    // Segments of `width` lanes, one row each, `lanes / width` rows per
+    // vector; a pair of vectors becomes one with segments half as wide.
+    for (int64_t width = lanes; width > 1; width /= 2) {
+      int64_t half = width / 2, perVector = lanes / width;
+      SmallVector<int64_t> low, high;
+      for (int64_t source : {int64_t(0), lanes})
+        for (int64_t segment = 0; segment < perVector; ++segment)
+          for (int64_t t = 0; t < half; ++t) {
+            low.push_back(source + segment * width + t);
+            high.push_back(source + segment * width + half + t);
+          }
+      SmallVector<Value> next;
+      for (size_t i = 0; i < rows.size(); i += 2) {
+        Value a = vector::ShuffleOp::create(rewriter, loc, rows[i],
+                                            rows[i + 1], low);
+        Value b = vector::ShuffleOp::create(rewriter, loc, rows[i],
+                                            rows[i + 1], high);
+        next.push_back(combine(a, b));
+      }
+      rows = std::move(next);
+    }
+    rewriter.replaceOp(op, combine(rows.front(), op.getAcc()));
+    return success();
+  }
+};
+
 struct ErfAsRational : OpRewritePattern<math::ErfOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1544,6 +1688,7 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     // f32 erf; erf in other element types stays with MLIR's patterns (as
     // before: f16 has its own approximation there, bf16 none).
     patterns.add<ErfAsRational>(&getContext(), /*benefit=*/2);
+    patterns.add<RowReductionTree>(&getContext(), target.f32Lanes());
     if (target.hasFeature("avx512f") && target.f32Lanes() == 16)
       patterns.add<Exp2ScaleAsScalef>(&getContext());
     if (target.hasBf16DotProduct())

@@ -27,3 +27,16 @@ func.func @large_logits_causal_padding(%q: tensor<2x2x16x16xf32>, %k: tensor<2x2
       : (tensor<2x2x16x16xf32>, tensor<2x2x16x16xf32>, tensor<2x2x16x16xf32>, tensor<2xi32>) -> (tensor<2x2x16x16xf32>, tensor<2x2x16xf32>)
   return %o, %l : tensor<2x2x16x16xf32>, tensor<2x2x16xf32>
 }
+
+// Long enough for the tiled path (not the register rows of short key
+// sequences): the row maxima of each key tile come from
+// attn-lower-vectors' RowReductionTree, a block of rows at a time, and each
+// row's scores must be offset by its own maximum (another row's, off by
+// ~1e3 here, overflows or empties the row).
+// CHECK-LABEL: attn-run: @large_logits_tiles
+// CHECK: CHECK PASSED
+func.func @large_logits_tiles(%q: tensor<1x2x256x32xf32>, %k: tensor<1x2x256x32xf32>, %v: tensor<1x2x256x32xf32>) -> (tensor<1x2x256x32xf32>, tensor<1x2x256xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v
+      : (tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32>) -> (tensor<1x2x256x32xf32>, tensor<1x2x256xf32>)
+  return %o, %l : tensor<1x2x256x32xf32>, tensor<1x2x256xf32>
+}

@@ -111,6 +111,46 @@ func.func @softmax_pieces(%s: tensor<40x48xf32>, %max: tensor<40xf32>) -> (tenso
 
 // -----
 
+// A plain row reduction (one combiner, the online softmax's row max) whose
+// rows and columns are whole vectors of lanes takes a vector's worth of rows
+// at a time: 16 on AVX-512, 8 on AVX2, 4 on NEON (attn-lower-vectors gives
+// their results as one vector). A reduction with more in its body (exp and
+// sum) stays one row at a time.
+
+// CHECK-LABEL: func @row_reduction_blocks
+// CHECK: scf.for %{{.+}} = %c0 to %c64 step %c16
+// CHECK:   vector.multi_reduction <maxnumf>, %{{.+}}, %{{.+}} [1] : vector<16x64xf32> to vector<16xf32>
+// CHECK: scf.for %{{.+}} = %c0 to %c64 step %c1
+// CHECK:   vector.multi_reduction <add>, %{{.+}}, %{{.+}} [1] : vector<1x64xf32> to vector<1xf32>
+
+// AVX2-LABEL: func @row_reduction_blocks
+// AVX2: scf.for %{{.+}} = %c0 to %c64 step %c8
+// AVX2:   vector.multi_reduction <maxnumf>, %{{.+}}, %{{.+}} [1] : vector<8x64xf32> to vector<8xf32>
+
+// NEON-LABEL: func @row_reduction_blocks
+// NEON: scf.for %{{.+}} = %c0 to %c64 step %c4
+// NEON:   vector.multi_reduction <maxnumf>, %{{.+}}, %{{.+}} [1] : vector<4x64xf32> to vector<4xf32>
+func.func @row_reduction_blocks(%s: tensor<64x64xf32>, %init: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %m = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<64x64xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %x = arith.maxnumf %a, %b : f32
+    linalg.yield %x : f32
+  } -> tensor<64xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<64x64xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    %x = arith.addf %e, %b : f32
+    linalg.yield %x : f32
+  } -> tensor<64xf32>
+  return %m, %l : tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
 // A transpose of the two innermost dims goes in blocks of lanes x lanes, 16 x
 // 16 on AVX-512, 8 x 8 on AVX2 (the read is permuted; attn-lower-vectors
 // lowers the block with in-register shuffles).
