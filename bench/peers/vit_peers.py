@@ -27,6 +27,17 @@ description's "normalize" mean/std (what attn-compile does). Peers:
                  LATENCY hint and INFERENCE_PRECISION_HINT f32 (OpenVINO
                  would otherwise pick bf16 on CPUs that have it)
 
+and, as attn-compile --workers N runs N single-threaded calls side by side
+(data parallel, not intra-op threads), the two runtimes the same way:
+
+  onnxruntime-sessions   `threads` sessions of one intra-op thread each, the
+                         batches handed out to them by a thread pool (ONNX
+                         Runtime releases the GIL while it runs)
+  openvino-streams       the THROUGHPUT hint with NUM_STREAMS = threads and
+                         INFERENCE_NUM_THREADS = threads (one thread per
+                         stream), the batches submitted to an AsyncInferQueue
+                         of `threads` requests
+
 For each peer x threads x batch it classifies all the images once after one
 untimed warm-up batch (torch.compile's compilation is in the warm-up; a last
 partial batch is padded to the full batch) and prints one JSON line
@@ -57,7 +68,8 @@ import numpy as np
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
 
-PEERS = ("torch-eager", "torch-compile", "onnxruntime", "openvino")
+PEERS = ("torch-eager", "torch-compile", "onnxruntime", "openvino",
+         "onnxruntime-sessions", "openvino-streams")
 TOLERANCE = 0.001
 
 
@@ -78,9 +90,11 @@ def batches_of(x, batch):
 
 
 def run_pass(fn, chunks, n):
-    """Logits of all n images and the wall seconds of the pass."""
+    """Logits of all n images and the wall seconds of the pass. A peer that
+    runs several batches at once gives `fn` a `run_all(chunks)`."""
     start = time.perf_counter()
-    outs = [fn(c) for c in chunks]
+    run_all = getattr(fn, "run_all", None)
+    outs = run_all(chunks) if run_all else [fn(c) for c in chunks]
     seconds = time.perf_counter() - start
     return np.concatenate(outs)[:n], seconds
 
@@ -158,8 +172,74 @@ def openvino_peer(model, threads, batch, ctx):
                 f"LATENCY, f32, static batch; from the ONNX file")
 
 
+def single(run_all):
+    """fn of one batch for a peer whose run_all takes a list of batches."""
+    def fn(x):
+        return run_all([x])[0]
+    fn.run_all = run_all
+    return fn
+
+
+def onnxruntime_sessions_peer(model, threads, batch, ctx):
+    import concurrent.futures
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sessions = [ort.InferenceSession(onnx_file(model, ctx), opts,
+                                     providers=["CPUExecutionProvider"])
+                for _ in range(threads)]
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=threads)
+    ctx.setdefault("cleanup", []).append(pool.shutdown)
+
+    def run_all(chunks):
+        # Worker w takes batches w, w + threads, ...: one session each.
+        def work(w):
+            return [(i, sessions[w].run(None, {"images": chunks[i]})[0])
+                    for i in range(w, len(chunks), threads)]
+        outs = [None] * len(chunks)
+        for part in pool.map(work, range(threads)):
+            for i, out in part:
+                outs[i] = out
+        return outs
+    return single(run_all), (f"onnxruntime {ort.__version__} CPUExecutionProvider, {threads} "
+                             f"session(s) of 1 intra-op thread side by side, ORT_ENABLE_ALL; "
+                             f"ONNX opset 17 (TorchScript exporter)")
+
+
+def openvino_streams_peer(model, threads, batch, ctx):
+    import openvino as ov
+    core = ov.Core()
+    m = core.read_model(onnx_file(model, ctx))
+    s = ctx["spec"]["image_size"]
+    m.reshape({"images": [batch, 1, s, s]})
+    config = {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": threads,
+              "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_PRECISION_HINT": "f32"}
+    compiled = core.compile_model(m, "CPU", config)
+    queue = ov.AsyncInferQueue(compiled, threads)
+
+    def run_all(chunks):
+        outs = [None] * len(chunks)
+
+        def done(request, i):
+            outs[i] = request.get_output_tensor(0).data.copy()
+        queue.set_callback(done)
+        for i, chunk in enumerate(chunks):
+            queue.start_async({0: chunk}, i)
+        queue.wait_all()
+        return outs
+    streams = compiled.get_property("NUM_STREAMS")
+    return single(run_all), (f"openvino {ov.__version__} CPU, THROUGHPUT, NUM_STREAMS {streams}, "
+                             f"INFERENCE_NUM_THREADS {threads}, AsyncInferQueue of {threads}, f32, "
+                             f"static batch; from the ONNX file")
+
+
 BUILDERS = {"torch-eager": torch_eager, "torch-compile": torch_compile,
-            "onnxruntime": onnxruntime_peer, "openvino": openvino_peer}
+            "onnxruntime": onnxruntime_peer, "openvino": openvino_peer,
+            "onnxruntime-sessions": onnxruntime_sessions_peer,
+            "openvino-streams": openvino_streams_peer}
 
 
 # ---------------------------------------------------------------------- main
@@ -249,6 +329,8 @@ def main():
                                       "note": "best of batches "
                                               + ",".join(str(b) for b in args.batches)}),
                           flush=True)
+        for cleanup in ctx.get("cleanup", []):
+            cleanup()
     return 2 if failed_runs else 0
 
 
