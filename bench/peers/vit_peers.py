@@ -139,14 +139,21 @@ def onnx_file(model, ctx):
     return ctx["onnx"]
 
 
-def onnxruntime_peer(model, threads, batch, ctx):
+def onnxruntime_session(model, threads, ctx):
+    """A CPU session of the ONNX file: `threads` intra-op threads, sequential
+    execution, every graph optimization."""
     import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(onnx_file(model, ctx), opts, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(onnx_file(model, ctx), opts, providers=["CPUExecutionProvider"])
+
+
+def onnxruntime_peer(model, threads, batch, ctx):
+    import onnxruntime as ort
+    sess = onnxruntime_session(model, threads, ctx)
 
     def fn(x):
         return sess.run(None, {"images": x})[0]
@@ -154,15 +161,21 @@ def onnxruntime_peer(model, threads, batch, ctx):
                 f"{threads}, sequential, ORT_ENABLE_ALL; ONNX opset 17 (TorchScript exporter)")
 
 
-def openvino_peer(model, threads, batch, ctx):
+def openvino_compiled(model, threads, batch, ctx, streams, hint):
+    """The ONNX file reshaped to the static batch, compiled for the CPU in f32."""
     import openvino as ov
     core = ov.Core()
     m = core.read_model(onnx_file(model, ctx))
     s = ctx["spec"]["image_size"]
     m.reshape({"images": [batch, 1, s, s]})
-    config = {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
-              "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"}
-    compiled = core.compile_model(m, "CPU", config)
+    config = {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": streams,
+              "PERFORMANCE_HINT": hint, "INFERENCE_PRECISION_HINT": "f32"}
+    return core.compile_model(m, "CPU", config)
+
+
+def openvino_peer(model, threads, batch, ctx):
+    import openvino as ov
+    compiled = openvino_compiled(model, threads, batch, ctx, 1, "LATENCY")
     request = compiled.create_infer_request()
     out = compiled.output(0)
 
@@ -183,14 +196,7 @@ def single(run_all):
 def onnxruntime_sessions_peer(model, threads, batch, ctx):
     import concurrent.futures
     import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sessions = [ort.InferenceSession(onnx_file(model, ctx), opts,
-                                     providers=["CPUExecutionProvider"])
-                for _ in range(threads)]
+    sessions = [onnxruntime_session(model, 1, ctx) for _ in range(threads)]
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=threads)
     ctx.setdefault("cleanup", []).append(pool.shutdown)
 
@@ -211,13 +217,7 @@ def onnxruntime_sessions_peer(model, threads, batch, ctx):
 
 def openvino_streams_peer(model, threads, batch, ctx):
     import openvino as ov
-    core = ov.Core()
-    m = core.read_model(onnx_file(model, ctx))
-    s = ctx["spec"]["image_size"]
-    m.reshape({"images": [batch, 1, s, s]})
-    config = {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": threads,
-              "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_PRECISION_HINT": "f32"}
-    compiled = core.compile_model(m, "CPU", config)
+    compiled = openvino_compiled(model, threads, batch, ctx, threads, "THROUGHPUT")
     queue = ov.AsyncInferQueue(compiled, threads)
 
     def run_all(chunks):
