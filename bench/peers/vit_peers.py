@@ -299,7 +299,13 @@ def main():
                     try:
                         fn, note = BUILDERS[peer](model, threads, batch, ctx)
                         chunks = batches_of(x, batch)
-                        fn(chunks[0])  # warm-up (compilation, thread pools, first touch)
+                        # Warm-up (compilation, thread pools, first touch): a batch
+                        # for each session or stream of the peers that run several.
+                        run_all = getattr(fn, "run_all", None)
+                        if run_all:
+                            run_all(chunks[:threads])
+                        else:
+                            fn(chunks[0])
                         best = math.inf
                         for _ in range(max(1, args.repeat)):
                             logits, seconds = run_pass(fn, chunks, n)
@@ -315,6 +321,9 @@ def main():
                         failed_runs = True
                         row.update(images_per_s=None, accuracy=None, note="",
                                    error=f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
+                    # Thread pools and sessions of this configuration go now.
+                    for cleanup in ctx.pop("cleanup", []):
+                        cleanup()
                     print(json.dumps(row), flush=True)
                     rows.append(row)
                     if failed_numerics:
@@ -329,8 +338,6 @@ def main():
                                       "note": "best of batches "
                                               + ",".join(str(b) for b in args.batches)}),
                           flush=True)
-        for cleanup in ctx.get("cleanup", []):
-            cleanup()
     return 2 if failed_runs else 0
 
 

@@ -575,6 +575,8 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     // row's lanes are reduced horizontally on their own, a chain of
     // log2(lanes) shuffles and combines per row, and its one scalar stored.
     if (last > 0 && lanes > 1 && isPlainRowReduction(op) &&
+        !ShapedType::isDynamic(ranges[last - 1]) &&
+        !ShapedType::isDynamic(ranges[last]) &&
         ranges[last - 1] % lanes == 0 &&
         ranges[last] % lanes == 0 &&
         ranges[last] <= kMaxWholeReduction * lanes) {
@@ -1274,14 +1276,6 @@ struct WidenContractFactors : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
-/// f32 erf (GELU's) as one odd rational function of the argument clamped
-/// to [-4, 4] (erf(4) rounds to 1 in f32): x P(x^2) / Q(x^2), with P of
-/// degree 6 and Q of degree 4 in x^2 (the minimax coefficients that Eigen
-/// and XLA use; within 4.5e-7 of erf on all of R), the quotient clamped
-/// into [-1, 1]. MLIR's approximation picks its coefficients per interval
-/// with selects (three intervals, ~16 blends per vector); this is 4
-/// compares, 4 selects, 12 FMAs or products and one division. NaN stays NaN
-/// (ordered compares keep it in the clamps).
 /// A reduction of each row of a `lanes x cols` f32 vector (cols a multiple
 /// of `lanes`, a power of two) into one `lanes` vector, row r in lane r: the
 /// form attn-vectorize gives plain row reductions (isPlainRowReduction).
@@ -1380,6 +1374,14 @@ struct RowReductionTree : OpRewritePattern<vector::MultiDimReductionOp> {
   }
 };
 
+/// f32 erf (GELU's) as one odd rational function of the argument clamped
+/// to [-4, 4] (erf(4) rounds to 1 in f32): x P(x^2) / Q(x^2), with P of
+/// degree 6 and Q of degree 4 in x^2 (the minimax coefficients that Eigen
+/// and XLA use; within 4.5e-7 of erf on all of R), the quotient clamped
+/// into [-1, 1]. MLIR's approximation picks its coefficients per interval
+/// with selects (three intervals, ~16 blends per vector); this is 4
+/// compares, 4 selects, 12 FMAs or products and one division. NaN stays NaN
+/// (ordered compares keep it in the clamps).
 struct ErfAsRational : OpRewritePattern<math::ErfOp> {
   using OpRewritePattern::OpRewritePattern;
 
