@@ -75,9 +75,8 @@ for f in "$TMP"/*-1024.mlir; do
   else
     echo "$name: FAILED"; grep -m3 -e error -e MISMATCH -e FAILED <<<"$out"; status=1
   fi
-  grep -m1 -o 'target [^,]*' <<<"$out" > "$TMP/target"
 done
-echo "attn-run's $(cat "$TMP/target")"
+echo "attn-run's $(grep -m1 -o 'target [^,]*' <<<"$out")"
 
 peaks=""
 if [[ -x "$BUILD/bin/attn-bench" ]]; then
@@ -89,7 +88,7 @@ if [[ -x "$BUILD/bin/attn-bench" ]]; then
 fi
 
 echo "== timings ($ROUNDS interleaved rounds)"
-# time CONFIG MASK DTYPE L THREADS -> appends "CONFIG MASK DTYPE L T MS" to results
+# time_one CONFIG MASK DTYPE L THREADS -> appends "CONFIG MASK DTYPE L T MS" to results
 time_one() {
   local config=$1 mask=$2 dtype=$3 L=$4 T=$5 args=() n=3
   [[ $L == 1024 ]] && n=10
