@@ -71,6 +71,10 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     options.hoistStaticAllocs = true;
     options.modifyPublicFunctions = true;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(options));
+    // A layer function's result, a reshaped view of its own buffer, computed
+    // in the out-parameter rather than copied there.
+    if (!gpu)
+      pm.addPass(attn::createAttnElideResultCopies());
   }
   // Temporaries of a loop body (a query tile's scores, probabilities and row
   // statistics, fresh buffers in every key tile) are allocated once before

@@ -693,6 +693,58 @@ def AttnLowerStridedCopies : Pass<"attn-lower-strided-copies", "::mlir::func::Fu
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnElideResultCopies : Pass<"attn-elide-result-copies", "::mlir::ModuleOp"> {
+  let summary = "Compute private functions' results in their out-parameters instead of copying them there";
+  let description = [{
+    After `buffer-results-to-out-params`, a function whose result was a
+    reshaped view of a buffer of its own ends with a `memref.copy` of that
+    view into its out-parameter. A model's layer function is one: it
+    computes on `[batch * tokens, features]` and returns `[batch, tokens,
+    features]` (an `expand_shape` of its last buffer), and the copy moved
+    each layer's whole output once more (1 % of the Fashion-MNIST ViT's
+    time; upstream's `hoist-static-allocs` takes only a buffer returned as
+    it is). This pass rewrites such a function so that the buffer *is* the
+    out-parameter: the `memref.alloc` becomes the inverse reshapes of the
+    out-parameter (`collapse_shape` for an `expand_shape`, and the other
+    way round) and the copy is erased; every earlier use of the buffer,
+    scratch included, then writes into the out-parameter.
+
+    It applies to a copy among the last operations of a private,
+    single-block function (only copies into arguments between it and the
+    return) whose target argument has no other use and the type of the
+    copy's source, and whose source is a chain of `expand_shape` / `collapse_shape`
+    (possibly empty) from a static, identity-layout `memref.alloc` of the
+    function's body, when every use of the function is a `func.call` that
+    passes there a `memref.alloc` made in the call's own block, with every
+    other use of it after the call: so the out-parameter is a fresh buffer
+    each time, aliasing none of the function's other buffers (not one
+    carried around a loop into the next call's inputs). Public functions
+    are left alone (their callers may pass an output that aliases an
+    input). Each caller's buffer gets the function's buffer's alignment if
+    it had less. `attn-cpu-pipeline` and `attn-reference-pipeline` run it
+    right after `buffer-results-to-out-params`.
+
+    ```mlir
+    func.func private @layer(%x: memref<2x3x4xf32>, %out: memref<2x3x4xf32>) {
+      %buf = memref.alloc() {alignment = 64 : i64} : memref<6x4xf32>
+      ...                                   // computes %buf (6 x 4)
+      %view = memref.expand_shape %buf [[0, 1], [2]] output_shape [2, 3, 4]
+          : memref<6x4xf32> into memref<2x3x4xf32>
+      memref.copy %view, %out : memref<2x3x4xf32> to memref<2x3x4xf32>
+      return
+    }
+    // becomes
+    func.func private @layer(%x: memref<2x3x4xf32>, %out: memref<2x3x4xf32>) {
+      %buf = memref.collapse_shape %out [[0, 1], [2]]
+          : memref<2x3x4xf32> into memref<6x4xf32>
+      ...                                   // computes into %out
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AttnLowerAmx : Pass<"attn-lower-amx", "::mlir::func::FuncOp"> {
   let summary = "Lower bf16 pair contractions to AMX tile products";
   let description = [{
