@@ -702,27 +702,28 @@ def AttnElideResultCopies : Pass<"attn-elide-result-copies", "::mlir::ModuleOp">
     computes on `[batch * tokens, features]` and returns `[batch, tokens,
     features]` (an `expand_shape` of its last buffer), and the copy moved
     each layer's whole output once more (about 0.6 % of the Fashion-MNIST
-    ViT's time; upstream's `hoist-static-allocs` takes only a buffer returned as
-    it is). This pass rewrites such a function so that the buffer *is* the
-    out-parameter: the `memref.alloc` becomes the inverse reshapes of the
-    out-parameter (`collapse_shape` for an `expand_shape`, and the other
-    way round) and the copy is erased; every earlier use of the buffer,
-    scratch included, then writes into the out-parameter.
+    ViT's time; upstream's `hoist-static-allocs` takes only a buffer
+    returned as it is). This pass rewrites such a function so that the
+    buffer *is* the out-parameter: the `memref.alloc` becomes the inverse
+    reshapes of the out-parameter (`collapse_shape` for an `expand_shape`,
+    and the other way round) and the copy is erased; every earlier use of
+    the buffer, scratch included, then writes into the out-parameter.
 
     It applies to a copy among the last operations of a private,
     single-block function (only copies into arguments between it and the
     return) whose target argument has no other use and the type of the
-    copy's source, and whose source is a chain of `expand_shape` / `collapse_shape`
-    (possibly empty) from a static, identity-layout `memref.alloc` of the
-    function's body, when every use of the function is a `func.call` that
-    passes there a `memref.alloc` made in the call's own block, with every
-    other use of it after the call: so the out-parameter is a fresh buffer
-    each time, aliasing none of the function's other buffers (not one
-    carried around a loop into the next call's inputs). Public functions
-    are left alone (their callers may pass an output that aliases an
-    input). Each caller's buffer gets the function's buffer's alignment if
-    it had less. `attn-cpu-pipeline` and `attn-reference-pipeline` run it
-    right after `buffer-results-to-out-params`.
+    copy's source, and whose source is a chain of `expand_shape` /
+    `collapse_shape` (possibly empty) from a static, identity-layout
+    `memref.alloc` of the function's body, when every use of the function is
+    a `func.call` that passes there a `memref.alloc` made in the call's own
+    block, with every other use of it after the call: so the out-parameter
+    is a fresh buffer each time, aliasing none of the function's other
+    buffers (not one carried around a loop into the next call's inputs).
+    Public functions are left alone (their callers may pass an output that
+    aliases an input). Each caller's buffer gets the function's buffer's
+    alignment if it had less. `attn-cpu-pipeline` and
+    `attn-reference-pipeline` run it right after
+    `buffer-results-to-out-params`.
 
     ```mlir
     func.func private @layer(%x: memref<2x3x4xf32>, %out: memref<2x3x4xf32>) {
