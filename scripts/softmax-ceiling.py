@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""How fast dense f32 attention could be with a free softmax, on this host.
+
+For each (L, E, threads), it lowers a dense `attn.sdpa` (B 1, H 8) with
+attn-cpu-pipeline's own tiling (`linalg-only=true`) and derives a second
+program from that IR: the same tiles, transposes, copies and both
+contractions, but the second contraction multiplies the raw score tile by V
+(not exp(S - m)) and the loop no longer carries the row max and sums, so the
+row max, exp, row sums and rescales are dead and vanish. Both programs are
+compiled by the rest of the pipeline and timed by attn-run; the second one's
+numbers are meaningless (it is a timing bound, not attention). With the
+peers' virtualenv (scripts/install-peers.sh), PyTorch's SDPA is timed too
+(bench/peers/torch_peers.py), and the table says what 1.25x SDPA would take:
+
+  scripts/softmax-ceiling.py [--L 1024,4096] [--E 64,128] [--threads 1,2]
+                             [--repeat N] [--no-peers] [--print-ir]
+
+--print-ir prints the derived IR of the first L and E and times nothing
+(test/bench/softmax-ceiling.test checks that the edit still applies).
+
+The edit is made on the IR's structure (the query tile's key loop with three
+carried values, its two contractions); if the IR no longer has that shape the
+script stops with an error rather than timing something else.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(os.environ.get("ATTN_BUILD_DIR", os.path.join(ROOT, "build")), "bin")
+PEERS_PY = os.path.join(os.environ.get("ATTN_PEERS_VENV", "/opt/attn-peers"), "bin", "python")
+PEERS_SCRIPT = os.path.join(ROOT, "bench", "peers", "torch_peers.py")
+
+SDPA = """func.func @f(%q: tensor<1x8x{L}x{E}xf32>, %k: tensor<1x8x{L}x{E}xf32>, %v: tensor<1x8x{L}x{E}xf32>) -> tensor<1x8x{L}x{E}xf32> {{
+  %o = attn.sdpa %q, %k, %v : (tensor<1x8x{L}x{E}xf32>, tensor<1x8x{L}x{E}xf32>, tensor<1x8x{L}x{E}xf32>) -> tensor<1x8x{L}x{E}xf32>
+  return %o : tensor<1x8x{L}x{E}xf32>
+}}
+"""
+
+LOOP = re.compile(r"= scf\.for %\w+ = [^\n]*iter_args\((%\w+) = [^,]+, (%\w+) = [^,]+, (%\w+) = [^)]+\)")
+CONTRACTION = re.compile(
+    r"(%\w+) = linalg\.generic \{indexing_maps = \[#\w+, #\w+, #\w+\], "
+    r"iterator_types = \[\"parallel\", \"parallel\", \"reduction\"\]\} "
+    r"ins\((%\w+), (%\w+) : [^)]*\) outs\((%\w+) : ")
+YIELD = re.compile(r"scf\.yield (%[\w#]+), (%[\w#]+), (%[\w#]+) :")
+
+
+def fail(msg):
+    sys.exit(f"softmax-ceiling: {msg}")
+
+
+def contractions_only(ir):
+    """The IR with the softmax of the key loop cut out (see the docstring)."""
+    loops = list(LOOP.finditer(ir))
+    if len(loops) != 1:
+        fail(f"expected one key loop carrying three values, found {len(loops)}")
+    loop = loops[0]
+    m_arg, l_arg, acc_arg = loop.groups()
+    body_end = ir.index("scf.yield", loop.end())
+    body = ir[loop.end():body_end]
+    found = list(CONTRACTION.finditer(body))
+    if len(found) != 2:
+        fail(f"expected two contractions in the key loop, found {len(found)}")
+    scores, p_tile, out = found[0].group(1), found[1].group(2), found[1].group(4)
+    second = found[1]
+    new_second = second.group(0).replace(f"ins({p_tile}, ", f"ins({scores}, ", 1) \
+                                .replace(f"outs({out} : ", f"outs({acc_arg} : ", 1)
+    body = body[:second.start()] + new_second + body[second.end():]
+    y = YIELD.match(ir, body_end)
+    if not y or y.group(3) != second.group(1):
+        fail("the key loop's yield is not (max, sums, the second contraction)")
+    new_yield = f"scf.yield {m_arg}, {l_arg}, {y.group(3)} :"
+    return ir[:loop.end()] + body + new_yield + ir[y.end():]
+
+
+def attn_run(path, threads, repeat):
+    cmd = [os.path.join(BIN, "attn-run"), path, "--repeat", str(repeat),
+           "--num-threads", str(threads)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    m = re.search(r"run: best ([\d.]+) ms, median ([\d.]+) ms", out.stdout + out.stderr)
+    if out.returncode != 0 or not m:
+        fail(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
+    return float(m.group(2))
+
+
+def sdpa_ms(l, e, threads):
+    cmd = [PEERS_PY, PEERS_SCRIPT, "--family", "dense", "--impl", "sdpa", "--L", str(l),
+           "--E", str(e), "--threads", str(threads), "--no-check"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        if line.startswith("{"):
+            return json.loads(line).get("ms")
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--L", default="1024,4096")
+    ap.add_argument("--E", default="64,128")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--repeat", type=int, default=0,
+                    help="timed calls (default: 30 at L <= 1024, 3 above)")
+    ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--print-ir", action="store_true",
+                    help="print the IR without the softmax for the first L and E; time nothing")
+    args = ap.parse_args()
+    peers = not args.no_peers and not args.print_ir and os.path.exists(PEERS_PY)
+    if not args.no_peers and not args.print_ir and not peers:
+        print(f"softmax-ceiling: no {PEERS_PY} (scripts/install-peers.sh): SDPA not timed",
+              file=sys.stderr)
+    if not args.print_ir:
+        print("| L | E | threads | attn-mlir ms | without softmax ms | softmax share |"
+              + (" SDPA ms | vs SDPA | bound vs SDPA |" if peers else ""))
+        print("|---|---|---|---|---|---|" + ("---|---|---|" if peers else ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        for l in map(int, args.L.split(",")):
+            for e in map(int, args.E.split(",")):
+                full = os.path.join(tmp, f"d{l}-{e}.mlir")
+                with open(full, "w") as f:
+                    f.write(SDPA.format(L=l, E=e))
+                lowered = subprocess.run(
+                    [os.path.join(BIN, "attn-opt"), full,
+                     "--attn-cpu-pipeline=linalg-only=true"],
+                    capture_output=True, text=True)
+                if lowered.returncode != 0:
+                    fail(f"attn-opt failed on L={l} E={e}:\n{lowered.stderr[-2000:]}")
+                bound_ir = contractions_only(lowered.stdout)
+                if args.print_ir:
+                    print(bound_ir, end="")
+                    return
+                bound = os.path.join(tmp, f"d{l}-{e}-bound.mlir")
+                with open(bound, "w") as f:
+                    f.write(bound_ir)
+                repeat = args.repeat or (30 if l <= 1024 else 3)
+                for t in map(int, args.threads.split(",")):
+                    ours = attn_run(full, t, repeat)
+                    ceiling = attn_run(bound, t, repeat)
+                    row = (f"| {l} | {e} | {t} | {ours:.2f} | {ceiling:.2f} | "
+                           f"{100 * (ours - ceiling) / ours:.1f} % |")
+                    if peers:
+                        ms = sdpa_ms(l, e, t)
+                        row += (f" {ms:.2f} | {ms / ours:.2f}x | {ms / ceiling:.2f}x |"
+                                if ms else " - | - | - |")
+                    print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
