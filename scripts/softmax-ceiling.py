@@ -14,6 +14,11 @@ peers' virtualenv (scripts/install-peers.sh), PyTorch's SDPA is timed too
 
   scripts/softmax-ceiling.py [--L 1024,4096] [--E 64,128] [--threads 1,2]
                              [--repeat N] [--no-peers] [--print-ir]
+                             [--target-cpu CPU] [--target-features F]
+
+--target-cpu / --target-features compile for another target of this host, as
+attn-run's options (e.g. --target-cpu=x86-64-v3: AVX2 code; the environment
+reaches the peers, so ATEN_CPU_CAPABILITY=avx2 holds SDPA to AVX2 too).
 
 --print-ir prints the derived IR of the first L and E and times nothing
 (test/bench/softmax-ceiling.test checks that the edit still applies).
@@ -78,9 +83,20 @@ def contractions_only(ir):
     return ir[:loop.end()] + body + new_yield + ir[y.end():]
 
 
-def attn_run(path, threads, repeat):
+def target_options(args):
+    """attn-cpu-pipeline's target options for --target-cpu/--target-features."""
+    opts = []
+    if args.target_cpu:
+        opts.append(f"target-cpu={args.target_cpu}")
+    if args.target_features:
+        opts.append(f"target-features={args.target_features}")
+    return opts
+
+
+def attn_run(path, threads, repeat, args):
+    # The lowered IR names its target on its function too (attn-run keeps it).
     cmd = [os.path.join(BIN, "attn-run"), path, "--repeat", str(repeat),
-           "--num-threads", str(threads)]
+           "--num-threads", str(threads)] + ["--" + o for o in target_options(args)]
     out = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"run: best ([\d.]+) ms, median ([\d.]+) ms", out.stdout + out.stderr)
     if out.returncode != 0 or not m:
@@ -106,6 +122,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=0,
                     help="timed calls (default: 30 at L <= 1024, 3 above)")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--target-cpu", default="")
+    ap.add_argument("--target-features", default="")
     ap.add_argument("--print-ir", action="store_true",
                     help="print the IR without the softmax for the first L and E; time nothing")
     args = ap.parse_args()
@@ -125,7 +143,7 @@ def main():
                     f.write(SDPA.format(L=l, E=e))
                 lowered = subprocess.run(
                     [os.path.join(BIN, "attn-opt"), full,
-                     "--attn-cpu-pipeline=linalg-only=true"],
+                     "--attn-cpu-pipeline=" + " ".join(["linalg-only=true"] + target_options(args))],
                     capture_output=True, text=True)
                 if lowered.returncode != 0:
                     fail(f"attn-opt failed on L={l} E={e}:\n{lowered.stderr[-2000:]}")
@@ -138,8 +156,8 @@ def main():
                     f.write(bound_ir)
                 repeat = args.repeat or (30 if l <= 1024 else 3)
                 for t in map(int, args.threads.split(",")):
-                    ours = attn_run(full, t, repeat)
-                    ceiling = attn_run(bound, t, repeat)
+                    ours = attn_run(full, t, repeat, args)
+                    ceiling = attn_run(bound, t, repeat, args)
                     row = (f"| {l} | {e} | {t} | {ours:.2f} | {ceiling:.2f} | "
                            f"{100 * (ours - ceiling) / ours:.1f} % |")
                     if peers:
