@@ -247,7 +247,7 @@ void mlir::attn::setCpuTarget(Operation *module, const CpuTarget &target) {
     module->setAttr(LLVM::LLVMDialect::getTargetTripleAttrName(),
                     StringAttr::get(ctx, target.triple));
   module->walk([&](func::FuncOp func) {
-    if (func->hasAttr("target_cpu"))
+    if (func.isExternal() || func->hasAttr("target_cpu"))
       return;
     func->setAttr("target_cpu", StringAttr::get(ctx, target.cpu));
     if (!target.features.empty())
@@ -261,9 +261,9 @@ const CpuTarget &mlir::attn::getCpuTarget(Operation *op) {
   Operation *func = isa<FunctionOpInterface>(op)
                         ? op
                         : op->getParentOfType<FunctionOpInterface>();
-  if (!func) // a module: its first function that records a target
+  if (!func) // a module: its first function with a body that records one
     op->walk([&](FunctionOpInterface f) {
-      if (!f->hasAttr("target_cpu"))
+      if (f.isExternal() || !f->hasAttr("target_cpu"))
         return WalkResult::advance();
       func = f;
       return WalkResult::interrupt();

@@ -123,13 +123,14 @@ private:
 };
 
 /// Records `target` where none is recorded yet: `llvm.target_triple` on
-/// `module`, `target_cpu` / `target_features` on every func.func without a
-/// `target_cpu` (what a tool or the IR already chose wins).
+/// `module`, `target_cpu` / `target_features` on every func.func with a body
+/// and without a `target_cpu` (what a tool or the IR already chose wins;
+/// declarations have no code to compile).
 void setCpuTarget(Operation *module, const CpuTarget &target);
 
 /// The target recorded on `op` or its enclosing function (func.func or
-/// llvm.func) and module (for a module: on its first function that records
-/// one); the host when none is recorded. Unresolvable recorded targets are reported at
+/// llvm.func) and module (for a module: on its first function with a body
+/// that records one); the host when none is recorded. Unresolvable recorded targets are reported at
 /// `op` and give the host.
 const CpuTarget &getCpuTarget(Operation *op);
 

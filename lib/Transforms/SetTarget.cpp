@@ -40,8 +40,10 @@ struct AttnSetTarget : attn::impl::AttnSetTargetBase<AttnSetTarget> {
     std::string chosen = triple.empty() ? moduleTriple : std::string(triple);
     // Nothing to choose when the IR (or a tool) has chosen everything.
     bool needed = moduleTriple.empty();
+    // Declarations (a runtime function's, such as attn-runtime-checks'
+    // @attn_check_failed) have no code to compile: no target of their own.
     module.walk([&](func::FuncOp func) {
-      needed |= !func->hasAttr("target_cpu");
+      needed |= !func.isExternal() && !func->hasAttr("target_cpu");
     });
     std::optional<attn::CpuTarget> target;
     if (needed) {
