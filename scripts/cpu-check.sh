@@ -21,6 +21,12 @@
 #   bf16-noamx  (AMX hosts) the same with --target-features=-amx-tile,-amx-bf16:
 #               on Sapphire / Emerald / Granite Rapids attn-tile computes it
 #               in f32 (docs/Design.md, "AMX tile products")
+#   f32-nosoftmax (dense) the f32 program with its online softmax cut out
+#               (scripts/softmax-ceiling.py): the same tiles and
+#               contractions, a timing bound, not attention; whether the
+#               contractions or the softmax keep f32 from the peak here.
+#               From BUILD_DIR/share/softmax-ceiling/ (a device bundle's),
+#               else made with BUILD_DIR/bin/attn-opt; skipped without both
 # in ROUNDS interleaved rounds (this project's hosts are shared VMs whose
 # speed moves between runs: compare configurations within a round), each a
 # best-of-N `attn-run --repeat N` call. First, every function's numerics
@@ -65,6 +71,20 @@ MLIR
   done
 done
 
+# The dense f32 programs without their softmax (f32-nosoftmax).
+ceiling=0
+for L in 1024 4096; do
+  out="$TMP/dense-nosoftmax-$L.mlir"
+  if [[ -f "$BUILD/share/softmax-ceiling/dense-f32-L$L.mlir" ]]; then
+    cp "$BUILD/share/softmax-ceiling/dense-f32-L$L.mlir" "$out"
+  elif [[ -x "$BUILD/bin/attn-opt" ]]; then
+    ATTN_BUILD_DIR="$BUILD" python3 "$ROOT/scripts/softmax-ceiling.py" --L "$L" --E 64 \
+      --print-ir --strip-target > "$out" || rm -f "$out"
+  fi
+  [[ -s "$out" ]] && ceiling=$((ceiling + 1))
+done
+((ceiling == 2)) || echo "cpu-check: no programs without the softmax (a bundle of scripts/device-bundle.sh, or attn-opt): f32-nosoftmax skipped"
+
 status=0
 echo "== numerics (attn-run --check, L 1024)"
 for f in "$TMP"/*-1024.mlir; do
@@ -91,27 +111,31 @@ echo "== timings ($ROUNDS interleaved rounds)"
 # time_one CONFIG MASK DTYPE L THREADS -> appends "CONFIG MASK DTYPE L T MS" to results
 time_one() {
   local config=$1 mask=$2 dtype=$3 L=$4 T=$5 args=() n=3
+  local file="$TMP/$mask-$dtype-$L.mlir"
   [[ $L == 1024 ]] && n=10
   case $config in
     f32|bf16) args=(--num-threads "$T") ;;
+    f32-nosoftmax) args=(--num-threads "$T"); file="$TMP/dense-nosoftmax-$L.mlir" ;;
     f32-64x64) args=(--pipeline "attn-cpu-pipeline{block-q=64 block-k=64 threads=$T}") ;;
     bf16-noamx) args=(--num-threads "$T" --target-features=-amx-tile,-amx-bf16) ;;
   esac
   local out ms
-  out=$(timeout 600 "$RUN" "$TMP/$mask-$dtype-$L.mlir" --repeat $n "${args[@]}" 2>&1)
+  out=$(timeout 600 "$RUN" "$file" --repeat $n "${args[@]}" 2>&1)
   ms=$(sed -n 's/.*run: best \([0-9.]*\) ms.*/\1/p' <<<"$out")
   [[ -n "$ms" ]] || { echo "cpu-check: $config $mask L=$L T=$T failed: $(grep -m1 error <<<"$out")" >&2; ms=nan; status=1; }
   echo "$config $mask $dtype $L $T $ms" >> "$TMP/results"
 }
 configs=(f32 f32-64x64 bf16)
 ((amx)) && configs+=(bf16-noamx)
-# Causal attention takes 64 x 64 blocks by default: no f32-64x64 run there.
+((ceiling == 2)) && configs+=(f32-nosoftmax)
+# Causal attention takes 64 x 64 blocks by default: no f32-64x64 run there
+# (nor f32-nosoftmax: its programs are dense attention's).
 for ((r = 1; r <= ROUNDS; ++r)); do
   for T in 1 2; do
     for L in 1024 4096; do
       for mask in dense causal; do
         for config in "${configs[@]}"; do
-          [[ $mask == causal && $config == f32-64x64 ]] && continue
+          [[ $mask == causal && ( $config == f32-64x64 || $config == f32-nosoftmax ) ]] && continue
           dtype=${config%%-*}
           time_one "$config" "$mask" "$dtype" "$L" "$T"
         done
@@ -173,6 +197,7 @@ def ratio(a, b, what):
 print()
 ratio("bf16", "f32", "bf16 speed over f32 (f32 ms / bf16 ms)")
 ratio("f32-64x64", "f32", "64 x 64 tiles over the default (default ms / 64x64 ms; above 1: 64 x 64 faster)")
+ratio("f32-nosoftmax", "f32", "f32 over f32 without its softmax (f32 ms / no-softmax ms: 1.10 = a softmax of 9 %)")
 if amx:
     ratio("bf16", "bf16-noamx", "AMX over AMX off (off ms / on ms)")
 PY

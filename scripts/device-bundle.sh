@@ -38,6 +38,10 @@
 #     attn-run has its own static copy of MLIR and LLVM;
 #   - the system libraries attn-run links that a slim image may lack
 #     (libffi, libtinfo, libzstd).
+# share/softmax-ceiling/ holds dense f32 attention (E 64, L 1024 and 4096)
+# lowered to linalg with its softmax cut out (scripts/softmax-ceiling.py
+# --print-ir --strip-target), which scripts/cpu-check.sh times there as
+# f32-nosoftmax (attn-run compiles it for that machine).
 # Linux x86-64 with glibc >= 2.36 (Debian 12, Ubuntu 24.04).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -59,7 +63,7 @@ SYS_LIB=/lib/x86_64-linux-gnu
 
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
-mkdir -p "$STAGE/bin" "$STAGE/lib"
+mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/share/softmax-ceiling"
 
 # Each tool's own link command in the build, with the two LLVM dylibs
 # replaced by every LLVM / MLIR archive (lld keeps what is referenced).
@@ -95,13 +99,21 @@ for soname in libMLIR.so.22.1 libLLVM.so.22.1 libmlir_apfloat_wrappers.so.22.1; 
   clang-22 -shared -o "$STAGE/lib/$soname" -Wl,-soname,"$soname" "$STAGE/empty.c"
 done
 rm "$STAGE/empty.c"
+# cpu-check.sh's f32-nosoftmax programs (made here: the other machine has
+# no attn-opt).
+for L in 1024 4096; do
+  ATTN_BUILD_DIR="$BUILD" python3 "$ROOT/scripts/softmax-ceiling.py" --L "$L" --E 64 --print-ir \
+    --strip-target > "$STAGE/share/softmax-ceiling/dense-f32-L$L.mlir"
+done
 # The marker that lets the tools take LLVM's libraries from this lib/ too
 # (lib/Runtime/Jit.cpp, runtimeLibraryPath).
 { echo "attn-mlir bundle of $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?') (scripts/device-bundle.sh): ${TOOLS[*]}"
   ls "$STAGE/lib"; } > "$STAGE/lib/attn-bundle.txt"
 
-# The bundle runs as it will there: from its own folder, numerics checked.
-"$STAGE/bin/attn-run" "$ROOT/test/Integration/alignment.mlir" --all --check > "$STAGE/check.log" 2>&1 ||
+# The bundle runs as it will there: from its own folder, numerics checked,
+# and a program without its softmax compiles.
+"$STAGE/bin/attn-run" "$ROOT/test/Integration/alignment.mlir" --all --check > "$STAGE/check.log" 2>&1 &&
+  "$STAGE/bin/attn-run" "$STAGE/share/softmax-ceiling/dense-f32-L1024.mlir" >> "$STAGE/check.log" 2>&1 ||
   { cat "$STAGE/check.log" >&2; echo "device-bundle: the bundled attn-run failed" >&2; exit 1; }
 if ((bench)); then
   "$STAGE/bin/attn-bench" --check --benchmark_min_time=0.01 \
@@ -113,8 +125,8 @@ rm "$STAGE/check.log"
 if ((bench)); then
   # One stream whose dictionary holds a whole tool: the second compresses
   # against the first.
-  tar -C "$STAGE" -cf - bin lib | xz -T1 --lzma2=preset=6,dict=256MiB > "$ARCHIVE"
+  tar -C "$STAGE" -cf - bin lib share | xz -T1 --lzma2=preset=6,dict=256MiB > "$ARCHIVE"
 else
-  tar -C "$STAGE" -cf - bin lib | xz -T0 -6 > "$ARCHIVE"
+  tar -C "$STAGE" -cf - bin lib share | xz -T0 -6 > "$ARCHIVE"
 fi
-echo "device-bundle: $ARCHIVE ($(du -h "$ARCHIVE" | cut -f1)): ${TOOLS[*]/#/bin/}, lib/ ($(ls "$STAGE/lib" | wc -l) files)"
+echo "device-bundle: $ARCHIVE ($(du -h "$ARCHIVE" | cut -f1)): ${TOOLS[*]/#/bin/}, lib/ ($(ls "$STAGE/lib" | wc -l) files), share/softmax-ceiling/"

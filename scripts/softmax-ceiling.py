@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """How fast dense f32 attention could be with a free softmax, on this host.
 
-For each (L, E, threads), it lowers a dense `attn.sdpa` (B 1, H 8) with
+For each (L, E), it lowers a dense `attn.sdpa` (B 1, H 8) with
 attn-cpu-pipeline's own tiling (`linalg-only=true`) and derives a second
 program from that IR: the same tiles, transposes, copies and both
 contractions, but the second contraction multiplies the raw score tile by V
 (not exp(S - m)) and the loop no longer carries the row max and sums, so the
 row max, exp, row sums and rescales are dead and vanish. Both programs are
-compiled by the rest of the pipeline and timed by attn-run; the second one's
+compiled by the rest of the pipeline and timed by attn-run on each thread
+count (the heuristic's tiles for both: no tuning cache); the second one's
 numbers are meaningless (it is a timing bound, not attention). With the
 peers' virtualenv (scripts/install-peers.sh), PyTorch's SDPA is timed too
-(bench/peers/torch_peers.py), and the table says what 1.25x SDPA would take:
+(bench/peers/torch_peers.py), and the table gives both programs' speed
+against it:
 
   scripts/softmax-ceiling.py [--L 1024,4096] [--E 64,128] [--threads 1,2]
                              [--repeat N] [--no-peers] [--print-ir]
@@ -21,7 +23,12 @@ attn-run's options (e.g. --target-cpu=x86-64-v3: AVX2 code; the environment
 reaches the peers, so ATEN_CPU_CAPABILITY=avx2 holds SDPA to AVX2 too).
 
 --print-ir prints the derived IR of the first L and E and times nothing
-(test/bench/softmax-ceiling.test checks that the edit still applies).
+(test/bench/softmax-ceiling.test checks that the edit still applies); with
+--strip-target, without the target attributes attn-opt recorded, so that
+attn-run compiles it for whichever host runs it (scripts/device-bundle.sh
+packs such files for scripts/cpu-check.sh: the tiles in the IR, 256 x 64
+blocks for these shapes, are the same on every x86 target; the register
+tiles are chosen later, by attn-run's pipeline, for its host).
 
 The edit is made on the IR's structure (the query tile's key loop with three
 carried values, its two contractions); if the IR no longer has that shape the
@@ -93,14 +100,31 @@ def target_options(args):
     return opts
 
 
-def attn_run(path, threads, repeat, args):
+TARGET_ATTRS = (re.compile(r' attributes \{llvm\.target_triple = "[^"]*"\}'),
+                re.compile(r' attributes \{target_cpu = "[^"]*"'
+                           r'(, target_features = #llvm\.target_features<\[[^\]]*\]>)?\}'))
+
+
+def strip_target(ir):
+    """The IR without the module's triple and the function's CPU and features."""
+    for attr in TARGET_ATTRS:
+        ir = attr.sub("", ir)
+    if "target_cpu" in ir or "llvm.target_triple" in ir:
+        fail("could not strip the target attributes")
+    return ir
+
+
+def attn_run(path, threads, repeat, args, no_cache):
     # The lowered IR names its target on its function too (attn-run keeps it).
+    # An empty tuning cache: tuned tiles would apply to the attn.sdpa
+    # program only (the other one has no attn op left to tile).
     cmd = [os.path.join(BIN, "attn-run"), path, "--repeat", str(repeat),
-           "--num-threads", str(threads)] + ["--" + o for o in target_options(args)]
+           "--num-threads", str(threads), "--tuning-cache", no_cache] + \
+        ["--" + o for o in target_options(args)]
     out = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"run: best ([\d.]+) ms, median ([\d.]+) ms", out.stdout + out.stderr)
     if out.returncode != 0 or not m:
-        fail(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
+        fail(f"{' '.join(cmd)} failed:\n{(out.stdout + out.stderr)[-2000:]}")
     return float(m.group(2))
 
 
@@ -110,7 +134,13 @@ def sdpa_ms(l, e, threads):
     out = subprocess.run(cmd, capture_output=True, text=True)
     for line in out.stdout.splitlines():
         if line.startswith("{"):
-            return json.loads(line).get("ms")
+            row = json.loads(line)
+            if row.get("ms") is None:
+                print(f"softmax-ceiling: SDPA L={l} E={e} T={threads}: {row.get('error')}",
+                      file=sys.stderr)
+            return row.get("ms")
+    print(f"softmax-ceiling: {' '.join(cmd)} printed no result:\n{out.stderr[-2000:]}",
+          file=sys.stderr)
     return None
 
 
@@ -126,7 +156,12 @@ def main():
     ap.add_argument("--target-features", default="")
     ap.add_argument("--print-ir", action="store_true",
                     help="print the IR without the softmax for the first L and E; time nothing")
+    ap.add_argument("--strip-target", action="store_true",
+                    help="with --print-ir: without the target attributes")
     args = ap.parse_args()
+    # As attn-bench and cpu-check.sh: idle OpenMP threads sleep rather than
+    # spin on the other core (the peers' threads inherit it too).
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     peers = not args.no_peers and not args.print_ir and os.path.exists(PEERS_PY)
     if not args.no_peers and not args.print_ir and not peers:
         print(f"softmax-ceiling: no {PEERS_PY} (scripts/install-peers.sh): SDPA not timed",
@@ -136,6 +171,7 @@ def main():
               + (" SDPA ms | vs SDPA | bound vs SDPA |" if peers else ""))
         print("|---|---|---|---|---|---|" + ("---|---|---|" if peers else ""))
     with tempfile.TemporaryDirectory() as tmp:
+        no_cache = os.path.join(tmp, "no-tuning-cache.json")
         for l in map(int, args.L.split(",")):
             for e in map(int, args.E.split(",")):
                 full = os.path.join(tmp, f"d{l}-{e}.mlir")
@@ -149,21 +185,21 @@ def main():
                     fail(f"attn-opt failed on L={l} E={e}:\n{lowered.stderr[-2000:]}")
                 bound_ir = contractions_only(lowered.stdout)
                 if args.print_ir:
-                    print(bound_ir, end="")
+                    print(strip_target(bound_ir) if args.strip_target else bound_ir, end="")
                     return
                 bound = os.path.join(tmp, f"d{l}-{e}-bound.mlir")
                 with open(bound, "w") as f:
                     f.write(bound_ir)
                 repeat = args.repeat or (30 if l <= 1024 else 3)
                 for t in map(int, args.threads.split(",")):
-                    ours = attn_run(full, t, repeat, args)
-                    ceiling = attn_run(bound, t, repeat, args)
+                    ours = attn_run(full, t, repeat, args, no_cache)
+                    ceiling = attn_run(bound, t, repeat, args, no_cache)
                     row = (f"| {l} | {e} | {t} | {ours:.2f} | {ceiling:.2f} | "
                            f"{100 * (ours - ceiling) / ours:.1f} % |")
                     if peers:
                         ms = sdpa_ms(l, e, t)
                         row += (f" {ms:.2f} | {ms / ours:.2f}x | {ms / ceiling:.2f}x |"
-                                if ms else " - | - | - |")
+                                if ms is not None else " - | - | - |")
                     print(row, flush=True)
 
 
