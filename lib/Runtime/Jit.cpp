@@ -23,6 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
@@ -122,6 +123,17 @@ static void attnCheckFailed(const char *message) {
   llvm::errs().flush();
   std::fflush(nullptr);
   std::_Exit(1);
+}
+
+/// The `malloc` of compiled code (its buffers): a size within the memory
+/// budget that the process still cannot get ends the run with the tool's
+/// out-of-memory error (installOutOfMemoryError; LLVM's bad-alloc report
+/// without one) instead of the code storing through a null pointer.
+static void *attnMalloc(size_t bytes) {
+  void *p = std::malloc(bytes);
+  if (!p && bytes)
+    llvm::report_bad_alloc_error("out of memory: a buffer of compiled code");
+  return p;
 }
 
 static double secondsSince(std::chrono::steady_clock::time_point t0) {
@@ -382,16 +394,20 @@ JitModule::compile(ModuleOp module, const JitOptions &options) {
     return createStringError("JIT compilation failed: %s",
                              llvm::toString(engine.takeError()).c_str());
   jit->engine = std::move(*engine);
-  // What attn-runtime-checks' failed checks call (the pass refused a
-  // module that defines it).
-  if (options.runtimeChecks)
-    jit->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-      llvm::orc::SymbolMap symbols;
+  // What compiled code allocates with (before anything is materialized:
+  // these definitions win over the process's), and what attn-runtime-checks'
+  // failed checks call (the pass refused a module that defines it).
+  bool checks = options.runtimeChecks;
+  jit->engine->registerSymbols([checks](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("malloc")] = {llvm::orc::ExecutorAddr::fromPtr(&attnMalloc),
+                                   llvm::JITSymbolFlags::Exported};
+    if (checks)
       symbols[interner("attn_check_failed")] = {
           llvm::orc::ExecutorAddr::fromPtr(&attnCheckFailed),
           llvm::JITSymbolFlags::Exported};
-      return symbols;
-    });
+    return symbols;
+  });
   // Global constructors: a GPU module's kernels are loaded by one.
   jit->engine->initialize();
   for (auto &entry : jit->signatures) {
