@@ -578,11 +578,12 @@ std::unique_ptr<Model> mlir::attn::parseGat(SpecReader &spec,
   m->miniBatch = false;
   if (!spec.has("graph"))
     if (const llvm::json::Array *layers = spec.array("layers", false))
-      for (const llvm::json::Value &layer : *layers)
+      for (const llvm::json::Value &layer : *layers) {
         if (const llvm::json::Object *obj = layer.getAsObject())
           m->miniBatch |= obj->get("graph") || obj->get("size");
         else
           m->miniBatch = true; // the layers' loop names the bad element
+      }
   std::string graphPath = m->miniBatch ? "" : spec.string("graph");
   bool symmetrize = spec.boolean("symmetrize", false);
   m->inFeatures = spec.integer("in_features");

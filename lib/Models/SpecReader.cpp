@@ -6,9 +6,11 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir::attn;
 using llvm::StringRef;
@@ -220,9 +222,19 @@ double SpecReader::number(StringRef key, std::optional<double> def) {
   return *d;
 }
 
+bool SpecReader::inF32Range(double d) {
+  double a = std::abs(d);
+  return a == 0 || (a >= std::numeric_limits<float>::min() &&
+                    a <= std::numeric_limits<float>::max());
+}
+
 double SpecReader::positiveNumber(StringRef key, std::optional<double> def) {
   double d = number(key, def);
-  check(d > 0, key, "expected a number > 0, got " + std::to_string(d));
+  if (!failed())
+    check(d > 0 && inF32Range(d), key,
+          "expected a number > 0 in f32's normal range (1.2e-38 to 3.4e38), "
+          "got " +
+              llvm::Twine(llvm::formatv("{0:e}", d).str()));
   return d;
 }
 

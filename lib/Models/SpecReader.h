@@ -71,8 +71,12 @@ public:
   /// before any size is checked).
   static constexpr int64_t kMaxLayers = 1024;
   double number(llvm::StringRef key, std::optional<double> def = {});
-  /// A finite number > 0 (epsilons, scales).
+  /// A number > 0 in f32's normal range, [1.2e-38, 3.4e38] (epsilons, which
+  /// the models add in f32: a larger one is inf there, a smaller one 0 or a
+  /// denormal).
   double positiveNumber(llvm::StringRef key, std::optional<double> def = {});
+  /// Whether `d` is 0 or in f32's normal range in magnitude.
+  static bool inF32Range(double d);
   bool boolean(llvm::StringRef key, std::optional<bool> def = {});
   /// A string from `allowed`.
   std::string choice(llvm::StringRef key,

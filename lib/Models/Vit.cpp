@@ -291,8 +291,19 @@ std::unique_ptr<Model> mlir::attn::parseVit(SpecReader &spec,
     };
     checkCount("mean", m->mean.size());
     checkCount("std", m->stdDev.size());
-    n.check(llvm::all_of(m->stdDev, [](double d) { return d > 0; }), "std",
-            "standard deviations must be positive");
+    n.check(llvm::all_of(m->mean,
+                         [](double d) {
+                           return std::abs(d) <=
+                                  std::numeric_limits<float>::max();
+                         }),
+            "mean", "expected means in f32's range (|mean| <= 3.4e38)");
+    n.check(llvm::all_of(m->stdDev,
+                         [](double d) {
+                           return d > 0 && SpecReader::inF32Range(d);
+                         }),
+            "std",
+            "expected standard deviations > 0 in f32's normal range (1.2e-38 "
+            "to 3.4e38: the pixels are divided by them in f32)");
     llvm::consumeError(n.finish());
   }
   if (spec.failed())

@@ -362,7 +362,8 @@ static llvm::Expected<HostTensor> loadData(llvm::StringRef path, DType want,
   llvm::Expected<HostTensor> t = idx ? readIdx(path) : readNpy(path);
   if (!t)
     return t.takeError();
-  bool srcFloat = t->dtype() == DType::f32 || t->dtype() == DType::f64;
+  bool srcFloat = t->dtype() == DType::f32 || t->dtype() == DType::f64 ||
+                  t->dtype() == DType::f16 || t->dtype() == DType::bf16;
   bool dstFloat = want == DType::f32 || want == DType::f64;
   if (srcFloat && !dstFloat)
     return llvm::createStringError("%s: %s holds %s values, expected integers "
