@@ -544,8 +544,12 @@ Error mlir::attn::writeNpy(StringRef path, const HostTensor &source) {
      << char((header.size() >> 8) & 0xff) << header;
   os.write(static_cast<const char *>(tensor.data()), tensor.numBytes());
   os.close();
-  if (os.has_error())
-    return createStringError(os.error(), "%s: write failed",
-                             path.str().c_str());
+  if (os.has_error()) {
+    // Cleared, or the stream's destructor reports it again as a fatal error.
+    std::error_code failure = os.error();
+    os.clear_error();
+    return createStringError(failure, "%s: cannot write: %s",
+                             path.str().c_str(), failure.message().c_str());
+  }
   return Error::success();
 }

@@ -288,6 +288,44 @@ static int fail(llvm::Error err) {
   return fail(llvm::toString(std::move(err)));
 }
 
+/// Keeps `out`, written to `path`, once its bytes are out: a full disk or a
+/// device that refuses writes is one error naming the file, not LLVM's
+/// report when the stream closes. A regular file left half written is
+/// removed (a device is not).
+static llvm::Error keepOutput(llvm::ToolOutputFile &out, llvm::StringRef path) {
+  out.os().flush();
+  out.keep();
+  if (!out.os().has_error())
+    return llvm::Error::success();
+  std::error_code ec = out.os().error();
+  out.os().clear_error();
+  if (llvm::sys::fs::is_regular_file(path))
+    llvm::sys::fs::remove(path);
+  return llvm::createStringError(ec, "%s: cannot write: %s", path.str().c_str(),
+                                 ec.message().c_str());
+}
+
+/// The C header that --emit=obj writes beside FILE: FILE's stem + ".h".
+static std::string headerPathFor(llvm::StringRef objectPath) {
+  llvm::StringRef dir = llvm::sys::path::parent_path(objectPath);
+  std::string stem = (llvm::sys::path::stem(objectPath) + ".h").str();
+  return dir.empty() ? stem : (dir + "/" + stem).str();
+}
+
+/// Whether two output paths name one file (the same path once absolute and
+/// without dots, or an existing file reached twice).
+static bool sameFile(llvm::StringRef a, llvm::StringRef b) {
+  auto normal = [](llvm::StringRef p) {
+    llvm::SmallString<256> path(p);
+    llvm::sys::fs::make_absolute(path);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    return std::string(path);
+  };
+  bool equivalent = false;
+  return normal(a) == normal(b) ||
+         (!llvm::sys::fs::equivalent(a, b, equivalent) && equivalent);
+}
+
 static double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
@@ -1013,7 +1051,8 @@ static int emitGpuObjects(ModuleOp module) {
     if (!out)
       return fail(error);
     out->os() << bytes;
-    out->keep();
+    if (llvm::Error err = keepOutput(*out, path))
+      return fail(std::move(err));
     if (objects.size() > 1)
       llvm::outs() << "attn-compile: kernel " << name << " -> " << path << "\n";
   }
@@ -1141,7 +1180,8 @@ static int emitMachineCode(ModuleOp module, const Model &model) {
     return fail(error);
   if (emit == Emit::llvmIR) {
     llvmModule->print(out->os(), nullptr);
-    out->keep();
+    if (llvm::Error err = keepOutput(*out, outFile))
+      return fail(std::move(err));
     return 0;
   }
   auto optimize = makeOptimizingTransformer(3, 0, machine->get());
@@ -1154,19 +1194,17 @@ static int emitMachineCode(ModuleOp module, const Model &model) {
                             : llvm::CodeGenFileType::AssemblyFile))
     return fail("the target cannot emit this file type");
   codegen.run(*llvmModule);
-  out->keep();
+  if (llvm::Error err = keepOutput(*out, outFile))
+    return fail(std::move(err));
   if (emit == Emit::obj) {
-    std::string headerPath = (llvm::sys::path::parent_path(outFile) + "/" +
-                              llvm::sys::path::stem(outFile) + ".h")
-                                 .str();
-    if (llvm::sys::path::parent_path(outFile).empty())
-      headerPath = (llvm::sys::path::stem(outFile) + ".h").str();
+    std::string headerPath = headerPathFor(outFile);
     auto header = openOutputFile(headerPath, &error);
     if (!header)
       return fail(error);
     writeHeader(model, llvmModule->getFunction("memrefCopy") != nullptr,
                 header->os());
-    header->keep();
+    if (llvm::Error err = keepOutput(*header, headerPath))
+      return fail(std::move(err));
   }
   return 0;
 }
@@ -1430,6 +1468,23 @@ int main(int argc, char **argv) {
       generate == 0)
     return fail("nothing to do: give --run, --emit=STAGE, --tune, --generate "
                 "or --save-packed-weights");
+  // Output paths that name one file would overwrite each other's bytes
+  // (the object by its header, the header by the packed weights).
+  {
+    std::vector<std::pair<std::string, std::string>> outputs;
+    if (emit != Emit::none && outFile != "-")
+      outputs.push_back({"-o", outFile});
+    if (emit == Emit::obj && outFile != "-")
+      outputs.push_back({"the header of --emit=obj", headerPathFor(outFile)});
+    if (!packedWeightsFile.empty())
+      outputs.push_back({"--save-packed-weights", packedWeightsFile});
+    for (size_t i = 0; i < outputs.size(); ++i)
+      for (size_t j = i + 1; j < outputs.size(); ++j)
+        if (sameFile(outputs[i].second, outputs[j].second))
+          return fail(outputs[i].first + " and " + outputs[j].first +
+                      " name one file, " + outputs[j].second +
+                      ": give them different paths");
+  }
   if (generate < 0 || (generate > 0 && (run || tune)))
     return fail("--generate N needs N >= 1 and runs by itself (not with "
                 "--run or --tune)");
@@ -1570,11 +1625,14 @@ int main(int argc, char **argv) {
     llvm::Expected<HostTensor> packed = loadWeights(**model);
     if (!packed)
       return fail(packed.takeError());
-    std::error_code ec;
-    llvm::raw_fd_ostream os(packedWeightsFile, ec);
-    if (ec)
-      return fail(packedWeightsFile + ": " + ec.message());
-    os.write(static_cast<const char *>(packed->data()), packed->numBytes());
+    std::string error;
+    auto os = openOutputFile(packedWeightsFile, &error);
+    if (!os)
+      return fail(error);
+    os->os().write(static_cast<const char *>(packed->data()),
+                   packed->numBytes());
+    if (llvm::Error err = keepOutput(*os, packedWeightsFile))
+      return fail(std::move(err));
   }
 
   DialectRegistry registry;
@@ -1642,7 +1700,8 @@ int main(int argc, char **argv) {
     if (!out)
       return fail(error);
     module->print(out->os());
-    out->keep();
+    if (llvm::Error err = keepOutput(*out, outFile))
+      return fail(std::move(err));
     return 0;
   }
   return emitMachineCode(*module, **model);
