@@ -62,6 +62,9 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // One buffer per result (a tensor returned twice would be one buffer
+  // returned twice, which buffer-results-to-out-params crashes on).
+  pm.addPass(attn::createAttnDistinctResults());
   // Results written into tensor.empty and then inserted into a larger
   // tensor (a GAT node's output row) are written in place.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());

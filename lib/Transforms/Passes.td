@@ -746,6 +746,37 @@ def AttnElideResultCopies : Pass<"attn-elide-result-copies", "::mlir::ModuleOp">
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnDistinctResults : Pass<"attn-distinct-results", "::mlir::ModuleOp"> {
+  let summary = "Give every result of a function its own tensor before bufferization";
+  let description = [{
+    A function that returns one tensor value more than once (`return %o,
+    %o`, or two equal ops that CSE merged) would return one buffer twice
+    after bufferization, and MLIR 22's `buffer-results-to-out-params` with
+    `hoist-static-allocs` crashes on that. This pass makes each repetition a
+    copy of the value (`bufferization.alloc_tensor` with `copy`, which
+    always bufferizes to a new buffer: a `linalg.copy` into a `tensor.empty`
+    was bufferized in place on the original), so that every result gets a
+    buffer of its own and its own out-parameter, as if the function had
+    computed it twice. Functions that return each value once
+    are left alone. The CPU, reference and GPU pipelines run it right before
+    bufferization.
+
+    ```mlir
+    func.func @f(%q: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+      %o = ...
+      return %o, %o : tensor<4xf32>, tensor<4xf32>
+    }
+    // becomes
+    func.func @f(%q: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+      %o = ...
+      %c = bufferization.alloc_tensor() copy(%o) : tensor<4xf32>
+      return %o, %c : tensor<4xf32>, tensor<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def AttnLowerAmx : Pass<"attn-lower-amx", "::mlir::func::FuncOp"> {
   let summary = "Lower bf16 pair contractions to AMX tile products";
   let description = [{
