@@ -149,6 +149,21 @@ llvm::Expected<CpuTarget> CpuTarget::get(llvm::StringRef triple,
     if (sti.getFeatureBits()[f.Value])
       t.enabled.push_back(f.Key);
   llvm::Triple tt(t.triple);
+  // What code for the triple assumes of every CPU: without it LLVM aborts
+  // or miscompiles (f16 with -sse2 came out as zeros) instead of refusing.
+  if (t.hasFeature("soft-float"))
+    return createStringError("target features '%s': soft-float is not "
+                             "supported (the kernels compute in the FPU's "
+                             "vector registers)",
+                             t.features.c_str());
+  if (tt.isX86() && tt.isArch64Bit())
+    for (const char *base : {"64bit", "x87", "sse2"})
+      if (!t.hasFeature(base))
+        return createStringError(
+            "target CPU '%s' with features '%s' lacks '%s', which every "
+            "x86-64 CPU has (the ABI's base instruction set): name an x86-64 "
+            "CPU and keep its base features",
+            t.cpu.c_str(), t.features.c_str(), base);
   if (tt.isX86()) {
     if (t.hasFeature("avx512f")) {
       t.vectorBits = 512, t.vectorRegisters = 32;

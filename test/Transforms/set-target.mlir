@@ -8,6 +8,9 @@
 // RUN: not attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v3 features=avx2" 2>&1 | FileCheck %s --check-prefix=NOSIGN
 // RUN: not attn-opt %s --split-input-file --attn-set-target="triple=nonsense-arch-os cpu=generic" 2>&1 | FileCheck %s --check-prefix=BADTRIPLE
 // RUN: not attn-opt %s --split-input-file --attn-set-target="triple=aarch64-unknown-linux-gnu" 2>&1 | FileCheck %s --check-prefix=HOSTARCH
+// RUN: not attn-opt %s --split-input-file --attn-set-target="cpu=x86-64 features=-sse2" 2>&1 | FileCheck %s --check-prefix=NOSSE2
+// RUN: not attn-opt %s --split-input-file --attn-set-target="cpu=i386" 2>&1 | FileCheck %s --check-prefix=NO64
+// RUN: not attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v3 features=+soft-float" 2>&1 | FileCheck %s --check-prefix=SOFT
 
 // The target is recorded once: the triple on the module, the CPU name and
 // the features that differ from the CPU's own set on every function.
@@ -25,6 +28,11 @@
 // HOST-LABEL: func.func @f
 // HOST-SAME: target_cpu = "{{[a-z0-9_-]+}}"
 // BADCPU: error: attn-set-target: unknown CPU 'pentium5000'
+// An x86-64 target keeps the base instruction set every x86-64 CPU has, and
+// the FPU (LLVM aborted on these, and f16 with -sse2 computed zeros).
+// NOSSE2: error: attn-set-target: target CPU 'x86-64' with features '-sse2' lacks 'sse2', which every x86-64 CPU has
+// NO64: error: attn-set-target: target CPU 'i386' with features '' lacks '64bit', which every x86-64 CPU has
+// SOFT: error: attn-set-target: target features '+soft-float': soft-float is not supported
 // BADFEATURE: error: attn-set-target: unknown target feature 'avx9000'
 // NOSIGN: error: attn-set-target: target feature 'avx2' must start with '+' or '-'
 // BADTRIPLE: error: attn-set-target: unknown target triple 'nonsense-arch-os'
