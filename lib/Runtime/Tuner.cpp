@@ -5,7 +5,9 @@
 
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnOps.h"
+#include "lib/Runtime/Budget.h"
 #include "lib/Runtime/Jit.h"
+#include "lib/Transforms/OptionBounds.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -78,10 +80,11 @@ llvm::Expected<TuningCache> TuningCache::load(llvm::StringRef path) {
   TuningCache cache;
   if (!llvm::sys::fs::exists(path))
     return cache;
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  // A regular file within the memory budget (a FIFO would block, /dev/zero
+  // be read without end).
+  auto buffer = readInputFile(path, /*isText=*/true);
   if (!buffer)
-    return createStringError("%s: %s", path.str().c_str(),
-                             buffer.getError().message().c_str());
+    return buffer.takeError();
   auto bad = [&](llvm::StringRef what) {
     return createStringError("%s: not an attn-mlir tuning cache: %s",
                              path.str().c_str(), what.str().c_str());
@@ -107,9 +110,19 @@ llvm::Expected<TuningCache> TuningCache::load(llvm::StringRef path) {
     auto ms = e->getNumber("ms");
     if (!cpu || !key || !threads || !bq || !bk || !rr || !rc || !ms)
       return bad("an entry lacks one of cpu, key, threads, block_q, "
-                 "block_k, register_rows, register_cols, ms");
-    if (*bq < 0 || *bk < 0 || *rr < 0 || *rc < 0 || *threads < 0)
-      return bad("negative tile size or thread count");
+                 "block_k, register_rows, register_cols, ms (two strings, "
+                 "64-bit integers and a number)");
+    // The pipeline options' own ranges (0: the target's default).
+    if (*bq < 0 || *bk < 0 || *rr < 0 || *rc < 0 || *threads < 0 ||
+        *bq > kMaxTileRows || *bk > kMaxTileRows || *rr > kMaxRegisterRows ||
+        *rc > kMaxRegisterCols || *threads > kMaxThreads)
+      return bad(llvm::formatv(
+                     "a tile size or thread count out of range (block_q, "
+                     "block_k in [0, {0}], register_rows in [0, {1}], "
+                     "register_cols in [0, {2}], threads in [0, {3}])",
+                     kMaxTileRows, kMaxRegisterRows, kMaxRegisterCols,
+                     kMaxThreads)
+                     .str());
     cache.entries.push_back(
         {cpu->str(), key->str(), *threads, TileChoice{*bq, *bk, *rr, *rc},
          *ms});

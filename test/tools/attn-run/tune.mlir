@@ -8,6 +8,9 @@
 // RUN: attn-run %s --entry causal --check --tuning-cache %t/cache.json | FileCheck %s --check-prefix=USE
 // RUN: echo '{"version": 1, "entries": [{"cpu": "x"}]}' > %t/bad.json
 // RUN: attn-run %s --entry causal --check --tuning-cache %t/bad.json 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: echo '{"version": 1, "entries": [{"cpu": "x", "key": "k", "threads": 1, "block_q": 100000, "block_k": 64, "register_rows": 8, "register_cols": 32, "ms": 1.0}]}' > %t/range.json
+// RUN: attn-run %s --entry causal --check --tuning-cache %t/range.json 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: attn-run %s --entry causal --check --tuning-cache /dev/zero 2>&1 | FileCheck %s --check-prefix=DEVZERO
 // RUN: echo '[1, 2' > %t/garbage.json
 // RUN: attn-run %s --entry causal --tuning-cache %t/garbage.json 2>&1 | FileCheck %s --check-prefix=GARBAGE
 // RUN: not attn-run %s --entry causal --tune --num-threads -2 --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=THREADS
@@ -35,6 +38,13 @@
 // of it).
 // BAD: warning: tuning cache ignored: {{.*}}bad.json: not an attn-mlir tuning cache: an entry lacks one of cpu, key, threads
 // BAD: CHECK PASSED
+// An entry out of the options' ranges (it once failed every run with the
+// pipeline's option error), and a file that is no regular file (/dev/zero
+// was read without end).
+// RANGE: warning: tuning cache ignored: {{.*}}range.json: not an attn-mlir tuning cache: a tile size or thread count out of range (block_q, block_k in [0, 4096]
+// RANGE: CHECK PASSED
+// DEVZERO: warning: tuning cache ignored: /dev/zero: cannot open: not a regular file
+// DEVZERO: CHECK PASSED
 // GARBAGE: warning: tuning cache ignored: {{.*}}garbage.json: not an attn-mlir tuning cache:
 // THREADS: attn-run: error: --num-threads must be >= 0 (0: the OpenMP runtime's default), got -2
 // PLAIN: attn-run: error: --tune tunes the tiles of the plain attn-cpu-pipeline

@@ -29,6 +29,8 @@
 // A device is no input file: it would be read without end.
 // RUN: not attn-run %t/sdpa.mlir --entry f --input 0=/dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE
 // DEVICE: attn-run: error: /dev/zero: cannot open: not a regular file (a device or a pipe has no size to check)
+// The IR file too (it was read until the kernel killed the process):
+// RUN: not attn-run /dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE
 // Options.
 // RUN: not attn-run %t/sdpa.mlir --entry f --input 0=%t/qnan.npy --input 0=%t/qnan.npy 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: attn-run: error: --input 0: given twice
