@@ -699,15 +699,14 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, context.get());
   // A regular file within the memory budget, or stdin ("-"): /dev/zero was
   // read until the kernel killed the process, a FIFO blocked.
-  if (inputFile != "-") {
-    llvm::sys::fs::file_status status;
-    if (std::error_code ec = llvm::sys::fs::status(inputFile, status))
-      return fail(inputFile + ": cannot open: " + ec.message());
-    if (status.type() != llvm::sys::fs::file_type::regular_file)
+  // (A missing file is openInputFile's error below.)
+  llvm::sys::fs::file_status fileStatus;
+  if (inputFile != "-" && !llvm::sys::fs::status(inputFile, fileStatus)) {
+    if (fileStatus.type() != llvm::sys::fs::file_type::regular_file)
       return fail(inputFile + ": cannot open: not a regular file (a device or "
                               "a pipe has no size to check)");
     if (llvm::Error err =
-            checkBudget(status.getSize(), inputFile + ": the file"))
+            checkBudget(fileStatus.getSize(), inputFile + ": the file"))
       return fail(std::move(err));
   }
   std::string errorMessage;
