@@ -313,8 +313,13 @@ static std::string headerPathFor(llvm::StringRef objectPath) {
 }
 
 /// Whether two output paths name one file (the same path once absolute and
-/// without dots, or an existing file reached twice).
+/// without dots, or an existing file reached twice). A device such as
+/// /dev/null keeps no bytes to overwrite: never one file.
 static bool sameFile(llvm::StringRef a, llvm::StringRef b) {
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(a, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file)
+    return false;
   auto normal = [](llvm::StringRef p) {
     llvm::SmallString<256> path(p);
     llvm::sys::fs::make_absolute(path);
