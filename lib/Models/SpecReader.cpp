@@ -230,11 +230,10 @@ bool SpecReader::inF32Range(double d) {
 
 double SpecReader::positiveNumber(StringRef key, std::optional<double> def) {
   double d = number(key, def);
-  if (!failed())
-    check(d > 0 && inF32Range(d), key,
-          "expected a number > 0 in f32's normal range (1.2e-38 to 3.4e38), "
-          "got " +
-              llvm::Twine(llvm::formatv("{0:e}", d).str()));
+  check(d > 0 && inF32Range(d), key,
+        "expected a number > 0 in f32's normal range (1.2e-38 to 3.4e38), "
+        "got " +
+            llvm::Twine(llvm::formatv("{0:e}", d).str()));
   return d;
 }
 

@@ -224,8 +224,7 @@ llvm::Error mlir::attn::checkBudget(uint64_t bytes, const llvm::Twine &what) {
       static_cast<unsigned long long>(budget));
 }
 
-llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
-mlir::attn::readInputFile(StringRef path, bool isText) {
+llvm::Error mlir::attn::checkInputFile(StringRef path) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status))
     return llvm::createStringError(ec, "%s: cannot open: %s",
@@ -236,7 +235,12 @@ mlir::attn::readInputFile(StringRef path, bool isText) {
         "%s: cannot open: not a regular file (a device or a pipe has no "
         "size to check)",
         path.str().c_str());
-  if (llvm::Error err = checkBudget(status.getSize(), path + ": the file"))
+  return checkBudget(status.getSize(), path + ": the file");
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mlir::attn::readInputFile(StringRef path, bool isText) {
+  if (llvm::Error err = checkInputFile(path))
     return std::move(err);
   auto buffer = llvm::MemoryBuffer::getFile(path, isText,
                                             /*RequiresNullTerminator=*/false);

@@ -67,10 +67,14 @@ llvm::Expected<uint64_t> checkedTensorBytes(llvm::ArrayRef<int64_t> shape,
                                             uint64_t elementBytes,
                                             const llvm::Twine &what);
 
-/// Reads the whole file at `path` for a reader: it must be a regular file
-/// (a device such as /dev/zero, or a pipe, would be read without end) whose
-/// size fits the memory budget. Errors read "PATH: cannot open: REASON" or
-/// "PATH: not a regular file".
+/// Checks that `path` names a regular file (a device such as /dev/zero, or
+/// a pipe, would be read without end) whose size fits the memory budget.
+/// Errors read "PATH: cannot open: REASON" or "PATH: cannot open: not a
+/// regular file ...".
+llvm::Error checkInputFile(llvm::StringRef path);
+
+/// Reads the whole file at `path` for a reader, after checkInputFile (the
+/// buffer is not null-terminated).
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path, bool isText);
 

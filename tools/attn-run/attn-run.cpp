@@ -698,17 +698,12 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, context.get());
   // A regular file within the memory budget, or stdin ("-"): /dev/zero was
-  // read until the kernel killed the process, a FIFO blocked.
-  // (A missing file is openInputFile's error below.)
-  llvm::sys::fs::file_status fileStatus;
-  if (inputFile != "-" && !llvm::sys::fs::status(inputFile, fileStatus)) {
-    if (fileStatus.type() != llvm::sys::fs::file_type::regular_file)
-      return fail(inputFile + ": cannot open: not a regular file (a device or "
-                              "a pipe has no size to check)");
-    if (llvm::Error err =
-            checkBudget(fileStatus.getSize(), inputFile + ": the file"))
+  // read until the kernel killed the process, a FIFO blocked. (A missing
+  // file is openInputFile's error below; MLIR's parser needs its
+  // null-terminated buffer, not readInputFile's.)
+  if (inputFile != "-" && llvm::sys::fs::exists(inputFile))
+    if (llvm::Error err = checkInputFile(inputFile))
       return fail(std::move(err));
-  }
   std::string errorMessage;
   auto file = openInputFile(inputFile, &errorMessage);
   if (!file)
