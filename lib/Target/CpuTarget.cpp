@@ -113,10 +113,17 @@ static std::string hostFeatureDelta(llvm::StringRef triple,
 }
 
 bool CpuTarget::hasSlowBf16DotProduct() const {
-  return hasBf16DotProduct() &&
-         llvm::is_contained({"sapphirerapids", "emeraldrapids", "graniterapids",
-                             "graniterapids-d"},
-                            llvm::StringRef(cpu));
+  if (!hasBf16DotProduct())
+    return false;
+  if (llvm::is_contained({"sapphirerapids", "emeraldrapids", "graniterapids",
+                          "graniterapids-d"},
+                         llvm::StringRef(cpu)))
+    return true;
+  // A virtual machine may name another CPU (a Sapphire Rapids-class guest
+  // detected as `rocketlake`) with the Xeon's features: AVX512-FP16 and AMX
+  // come only with these Intel cores, never with AMD's bf16 ones.
+  return hasFeature("avx512fp16") || hasFeature("amx-tile") ||
+         hasFeature("amx-bf16");
 }
 
 llvm::Expected<CpuTarget> CpuTarget::get(llvm::StringRef triple,

@@ -69,9 +69,11 @@ struct CpuTarget {
   /// scheduling models do not tell it: Intel's Golden Cove-derived Xeon
   /// cores (`sapphirerapids`, `emeraldrapids`, `graniterapids`,
   /// `graniterapids-d`; measured on Emerald Rapids: 83 GFLOP/s per core for
-  /// `vdpbf16ps` against 173 for FMAs). Zen 4's have twice the FMAs' rate;
-  /// other names (generic `x86-64-v4`, Cooper Lake, unmeasured) keep the dot
-  /// products.
+  /// `vdpbf16ps` against 173 for FMAs), and any CPU name with AVX512-FP16 or
+  /// AMX (only these cores have them: a virtual machine that reports such a
+  /// core under another model, LLVM's `rocketlake`, 123 against 246). Zen
+  /// 4's have twice the FMAs' rate; other names (generic `x86-64-v4`, Cooper
+  /// Lake, unmeasured) keep the dot products.
   bool hasSlowBf16DotProduct() const;
   /// f32 elements per vector register.
   int64_t f32Lanes() const { return vectorBits / 32; }

@@ -378,7 +378,7 @@ def AttnTile : Pass<"attn-tile"> {
     head dim and the edge-list lowering compute in f32. So does bf16
     attention on a target whose dot products are slower than its f32 FMAs
     (`CpuTarget::hasSlowBf16DotProduct`: Intel's Sapphire, Emerald and
-    Granite Rapids) unless its tiles are AMX tile products there: AMX, with
+    Granite Rapids, or any CPU with their AVX512-FP16 or AMX) unless its tiles are AMX tile products there: AMX, with
     `block-q` (as clamped to Lq) and the value dim multiples of 16, and
     `block-k` and the head dim multiples of 32.
 

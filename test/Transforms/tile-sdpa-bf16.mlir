@@ -3,6 +3,9 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-tile="block-q=16 block-k=32" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids features=-amx-tile" --attn-tile="block-q=16 block-k=32" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR-NO-AMX
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-tile="block-q=8 block-k=32" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR-NO-AMX
+// A guest that reports its Sapphire Rapids-class core under another model
+// (LLVM's host detection: rocketlake) is told by its features.
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=rocketlake features=+avx512bf16,+avx512fp16" --attn-tile="block-q=16 block-k=32" --mlir-print-local-scope | FileCheck %s --check-prefix=SPR-NO-AMX
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=8 block-k=32" --mlir-print-local-scope | FileCheck %s --check-prefix=ZEN4
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=4 block-k=8" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=znver4" --attn-tile="block-q=4 block-k=8 bf16-dot-product=false" --mlir-print-local-scope | FileCheck %s --check-prefix=WIDE

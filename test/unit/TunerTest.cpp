@@ -97,6 +97,13 @@ TEST(TunerTest, SlowBf16DotProductsByCpu) {
     EXPECT_TRUE(x86(cpu).hasSlowBf16DotProduct()) << cpu;
   // Without AMX they still are.
   EXPECT_TRUE(x86("sapphirerapids", "-amx-tile").hasSlowBf16DotProduct());
+  // A virtual machine's Sapphire Rapids-class core that LLVM's host
+  // detection names by its masked model (`rocketlake`): the Xeon's features
+  // tell it, with AMX turned off too.
+  EXPECT_TRUE(x86("rocketlake", "+avx512bf16,+avx512fp16,+amx-tile,+amx-bf16")
+                  .hasSlowBf16DotProduct());
+  EXPECT_TRUE(
+      x86("rocketlake", "+avx512bf16,+avx512fp16").hasSlowBf16DotProduct());
   // Zen 4 and 5 (twice the FMAs' rate), and names that say nothing of the
   // core, keep the dot products; no AVX512-BF16, no dot products at all.
   for (const char *cpu : {"znver4", "znver5"})
