@@ -400,7 +400,12 @@ def AttnTile : Pass<"attn-tile"> {
     Lq >= 1024 and B x H x Lq / 256 >= 16 tiles remain for the threads:
     each query tile streams all of K^T and V through the caches, and four
     times the rows per key tile fetched took 9-15 % off dense L = 8192,
-    E = 128 on Zen 4 (within noise at L = 1024 and 4096).
+    E = 128 on Zen 4 (within noise at L = 1024 and 4096). bf16 attention
+    on AMX tiles takes `block-q` = 32 where a 64-row step's data (Q, K and
+    V tiles, f32 scores and accumulators, bf16 P) overflows the 48 KB L1 of
+    AMX cores and a 32-row one's fits (E = Ev = 64 with 64 keys: 40 KB
+    against 64): they pass through memory between the tile products, and
+    in L1 the step took a fifth less time on a Sapphire Rapids-class Xeon.
 
     Short key sequences (`short-sequences`, on by default, and no block size
     given): f32 attention whose Lk keys and Ev-wide output row each fit in
