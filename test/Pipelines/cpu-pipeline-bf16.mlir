@@ -15,8 +15,12 @@
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids" | mlir-translate --mlir-to-llvmir | llc -O3 > %t.amx.s
 // RUN: FileCheck %s --check-prefix=AMX < %t.amx.s
 // The four accumulators and four factors of a 2 x 2 block fit the eight tile
-// registers: no tile is spilled to the stack.
+// registers: no tile is spilled to the stack, in the default 32 x 64 tiles
+// (E = 64) nor in 64 x 64 ones.
 // RUN: not grep -E "tile(loadd|stored).*%rsp" %t.amx.s
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids block-q=64 block-k=64" | mlir-translate --mlir-to-llvmir | llc -O3 > %t.amx64.s
+// RUN: FileCheck %s --check-prefix=AMX < %t.amx64.s
+// RUN: not grep -E "tile(loadd|stored).*%rsp" %t.amx64.s
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=x86-64-v3" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4 bf16-dot-product=false" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
