@@ -328,6 +328,13 @@ public:
     return llvm::Error::success();
   }
 
+  bool ignoresUnreadTensor(llvm::StringRef name) const override {
+    // Older GPT-2 checkpoints store the causal mask buffers (h.N.attn.bias,
+    // h.N.attn.masked_bias); a tied or base model leaves lm_head.weight.
+    return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias") ||
+           name == "lm_head.weight";
+  }
+
   Value buildForward(NetBuilder &net, ValueRange inputs) const override {
     Value x = embed(net, inputs[0], /*positions=*/Value());
 

@@ -335,6 +335,7 @@ llvm::Expected<HostTensor> mlir::attn::packWeights(const Model &model,
                                                    uint64_t seed) {
   HostTensor packed(DType::f32, {model.packedWeightElements()});
   ArrayRef<TensorSpec> specs = model.weights();
+  llvm::StringSet<> read;
   for (size_t i = 0; i < specs.size(); ++i) {
     float *dst = packed.as<float>() + model.weightOffset(i);
     const TensorSpec &spec = specs[i];
@@ -374,6 +375,25 @@ llvm::Expected<HostTensor> mlir::attn::packWeights(const Model &model,
                                                  spec.name + "'"))
       return std::move(err);
     std::memcpy(dst, found.data(), found.numBytes());
+    read.insert(it->first());
+  }
+  if (!checkpoint)
+    return packed;
+  std::vector<llvm::StringRef> unread;
+  for (const std::string &name : checkpoint->names)
+    if (!read.contains(name) && !model.ignoresUnreadTensor(name))
+      unread.push_back(name);
+  if (!unread.empty()) {
+    const HostTensor &first = checkpoint->tensors.find(unread[0])->second.tensor;
+    TensorSpec firstSpec{unread[0].str(), first.dtype(),
+                         llvm::SmallVector<int64_t, 4>(first.shape())};
+    return llvm::createStringError(
+        "%s: %zu tensor(s) the %s model does not read, the first '%s' (shape "
+        "%s): the checkpoint is for another model (more layers, a norm or "
+        "head the description lacks); every tensor must be one of the "
+        "model's weights, as PyTorch's load_state_dict(strict=True) requires",
+        checkpoint->path.c_str(), unread.size(), model.kind().str().c_str(),
+        unread[0].str().c_str(), firstSpec.shapeString().c_str());
   }
   return packed;
 }

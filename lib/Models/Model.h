@@ -168,6 +168,14 @@ public:
   /// The deterministic initial value of weight `index` (no checkpoint).
   virtual void initWeight(size_t index, float *data, uint64_t seed) const;
 
+  /// Whether a checkpoint tensor `name` that no weight reads may stay unread
+  /// (packWeights refuses other unread tensors): buffers Hugging Face
+  /// checkpoints store (GPT-2's attention masks), and the head or pooler of
+  /// the other model of a base model's checkpoints (either serves either).
+  virtual bool ignoresUnreadTensor(llvm::StringRef name) const {
+    return false;
+  }
+
 protected:
   Model() = default;
   /// Emits the body of @forward: `args` are the inputs, then the weights.
@@ -214,9 +222,12 @@ private:
 struct Checkpoint;
 
 /// The packed weight buffer of `model`: each weight from `checkpoint` (by its
-/// PyTorch name; unused tensors are ignored), or, without a checkpoint, the
-/// model's seeded initialisation. A missing tensor, or one with the wrong
-/// shape or dtype, is an error naming the tensor and both shapes.
+/// PyTorch name), or, without a checkpoint, the model's seeded
+/// initialisation. A missing tensor, or one with the wrong shape or dtype,
+/// is an error naming the tensor and both shapes; so is a tensor no weight
+/// reads (as PyTorch's load_state_dict(strict=True): a checkpoint of more
+/// layers, or a final norm the description forgot), except those
+/// Model::ignoresUnreadTensor allows.
 llvm::Expected<HostTensor> packWeights(const Model &model,
                                        const Checkpoint *checkpoint,
                                        uint64_t seed);

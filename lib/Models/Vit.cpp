@@ -144,6 +144,17 @@ public:
     return net.activation(activation, x);
   }
 
+  bool ignoresUnreadTensor(llvm::StringRef name) const override {
+    if (!hf)
+      return false;
+    // A ViTModel checkpoint's pooler (neither model computes it), and a
+    // ViTForImageClassification checkpoint's classifier read as a ViTModel.
+    llvm::StringRef base = name;
+    base.consume_front(basePrefix);
+    return base.starts_with("pooler.") ||
+           (!classify && name.starts_with("classifier."));
+  }
+
   Value buildForward(NetBuilder &net, ValueRange inputs) const override {
     OpBuilder &b = net.builder();
     Location loc = net.getLoc();
