@@ -485,6 +485,11 @@ def AttnRuntimeChecks : Pass<"attn-runtime-checks", "::mlir::ModuleOp"> {
     - `affine.load` / `store` (their maps expanded) and `vector.load` /
       `store` are checked here: every index in `[0, size)`, and the whole
       vector inside the trailing dimensions.
+    - Integer division and remainder (`arith.divsi`, `divui`, `remsi`,
+      `remui`, `ceildivsi`, `ceildivui`, `floordivsi`; scalars, `index` and
+      vectors, every lane) are checked here: a zero divisor, and for the
+      signed ones the minimum integer divided by -1, would trap (SIGFPE on
+      x86). A divisor that is a nonzero constant needs no check.
     - Every `cf.assert` there (the checks above and the user's own) becomes
       `scf.if` on the negated condition around a call of
       `attn_check_failed(const char *message)`, which the JIT's runtime
@@ -518,7 +523,8 @@ def AttnRuntimeChecks : Pass<"attn-runtime-checks", "::mlir::ModuleOp"> {
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
     "::mlir::cf::ControlFlowDialect", "::mlir::func::FuncDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -81,6 +81,64 @@ static void assertInside(OpBuilder &b, Operation *op, Value memref,
                          checkMessage(op, "out-of-bounds access"));
 }
 
+/// Integer division and remainder: x86's idiv / div trap (SIGFPE) on a zero
+/// divisor, and the signed ones on the minimum integer divided by -1.
+static bool isIntegerDivision(Operation *op) {
+  return isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+             arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(op);
+}
+
+/// `cond` (i1, or a vector of i1) for any lane.
+static Value anyLane(OpBuilder &b, Location loc, Value cond) {
+  auto type = dyn_cast<VectorType>(cond.getType());
+  if (!type)
+    return cond;
+  if (type.getRank() != 1)
+    cond = vector::ShapeCastOp::create(
+        b, loc, VectorType::get({type.getNumElements()}, type.getElementType()),
+        cond);
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, cond);
+}
+
+/// `cf.assert`s that integer division `op` does not trap: a divisor that
+/// is not zero and, when signed, not the minimum integer over -1.
+static void assertDivision(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Type type = rhs.getType();
+  Type element = getElementTypeOrSelf(type);
+  auto splat = [&](const APInt &value) -> Value {
+    TypedAttr scalar = b.getIntegerAttr(element, value);
+    if (auto vector = dyn_cast<VectorType>(type))
+      return arith::ConstantOp::create(b, loc,
+                                       DenseElementsAttr::get(vector, scalar));
+    return arith::ConstantOp::create(b, loc, scalar);
+  };
+  unsigned width =
+      element.isIndex() ? 64 : cast<IntegerType>(element).getWidth();
+  Value no = arith::ConstantIntOp::create(b, loc, 1, /*width=*/1);
+  auto none = [&](Value cond) -> Value {
+    return arith::XOrIOp::create(b, loc, anyLane(b, loc, cond), no);
+  };
+  Value zero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rhs,
+                                     splat(APInt::getZero(width)));
+  cf::AssertOp::create(b, loc, none(zero),
+                       checkMessage(op, "integer division by zero"));
+  if (!isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
+           arith::FloorDivSIOp>(op))
+    return;
+  Value overflow = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs,
+                            splat(APInt::getSignedMinValue(width))),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rhs,
+                            splat(APInt::getAllOnes(width))));
+  cf::AssertOp::create(
+      b, loc, none(overflow),
+      checkMessage(op, "signed integer division overflow (the minimum "
+                       "integer divided by -1)"));
+}
+
 /// The elements a vector access spans from its indices: the vector's shape,
 /// or one element of a memref of vectors.
 static ArrayRef<int64_t> vectorExtent(MemRefType memref, VectorType vector) {
@@ -151,7 +209,8 @@ struct AttnRuntimeChecks
       if (isa<cf::AssertOp>(op))
         asserts.push_back({op, true});
       else if (isa<RuntimeVerifiableOpInterface, affine::AffineLoadOp,
-                   affine::AffineStoreOp, vector::LoadOp, vector::StoreOp>(op))
+                   affine::AffineStoreOp, vector::LoadOp, vector::StoreOp>(op) ||
+               isIntegerDivision(op))
         toCheck.push_back(op);
       return isa<memref::GenericAtomicRMWOp>(op) ? WalkResult::skip()
                                                  : WalkResult::advance();
@@ -184,6 +243,8 @@ struct AttnRuntimeChecks
         checkVector(l);
       else if (auto st = dyn_cast<vector::StoreOp>(op))
         checkVector(st);
+      else if (isIntegerDivision(op))
+        assertDivision(b, op);
       // The asserts the interface and assertInside created, also inside
       // the ops they created (linalg's checks sit in an scf.if).
       for (Operation *it = prev ? prev->getNextNode() : &block->front();

@@ -98,3 +98,35 @@ func.func @linalg_shapes(%a: tensor<?xf32>) -> tensor<4xf32> {
   %c = linalg.copy ins(%a : tensor<?xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %c : tensor<4xf32>
 }
+
+// -----
+
+// Integer division: a zero divisor, and for signed division the minimum
+// integer over -1, would trap (SIGFPE); vectors are checked in every lane.
+// Division by a nonzero constant needs no check.
+
+// CHECK-LABEL: func.func @divide
+// CHECK: arith.cmpi eq, %{{.+}}, %c0_i32 : i32
+// CHECK: func.call @attn_check_failed
+// CHECK: arith.cmpi eq, %{{.+}}, %c-2147483648_i32 : i32
+// CHECK: arith.cmpi eq, %{{.+}}, %c-1_i32 : i32
+// CHECK: func.call @attn_check_failed
+// CHECK: arith.divsi
+// CHECK: arith.cmpi eq, %{{.+}}, %c0 : index
+// CHECK: func.call @attn_check_failed
+// CHECK-NOT: arith.cmpi eq, %{{.+}}, %c-9223372036854775808
+// CHECK: arith.remui
+// CHECK: arith.cmpi eq, %{{.+}}, %{{.+}} : vector<4xi16>
+// CHECK: vector.reduction <or>, %{{.+}} : vector<4xi1> into i1
+// CHECK: func.call @attn_check_failed
+// CHECK: arith.floordivsi %{{.+}} : vector<4xi16>
+// CHECK-NOT: func.call @attn_check_failed
+// CHECK: arith.divui %{{.+}}, %c3
+func.func @divide(%a: i32, %b: i32, %i: index, %n: index, %v: vector<4xi16>, %w: vector<4xi16>) -> (i32, index, vector<4xi16>, index) {
+  %q = arith.divsi %a, %b : i32
+  %r = arith.remui %i, %n : index
+  %f = arith.floordivsi %v, %w : vector<4xi16>
+  %c3 = arith.constant 3 : index
+  %t = arith.divui %i, %c3 : index
+  return %q, %r, %f, %t : i32, index, vector<4xi16>, index
+}

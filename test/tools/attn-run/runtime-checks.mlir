@@ -26,6 +26,15 @@
 // LINALG-OK: result 0: 4xf32
 // RUN: not attn-run %t/linalg.mlir --input 1=%t/n5.npy 2>&1 | FileCheck %s --check-prefix=LINALG
 // LINALG: {{.*}}linalg.mlir:7:8: error: linalg.copy: dimension #0 of input/output operand #1 is incompatible with inferred dimension size (a run-time check)
+// Integer division by a zero input, and the minimum integer over -1 (x86's
+// idiv traps on both: SIGFPE without the checks); other inputs run.
+// RUN: %torch_python -c "import numpy as np; np.save('%t/num.npy', np.array([7, -2147483648, 5, 9], np.int32)); np.save('%t/zero.npy', np.array([2, 1, 0, 3], np.int32)); np.save('%t/minus1.npy', np.array([2, -1, 1, 3], np.int32)); np.save('%t/den.npy', np.array([2, 1, 1, 3], np.int32))"
+// RUN: attn-run %t/divide.mlir --input 0=%t/num.npy --input 1=%t/den.npy | FileCheck %s --check-prefix=DIVIDE-OK
+// DIVIDE-OK: result 0: 4xi32 {{.*}} first [1, 0, 0, 0]
+// RUN: not attn-run %t/divide.mlir --input 0=%t/num.npy --input 1=%t/zero.npy 2>&1 | FileCheck %s --check-prefix=DIVIDE-ZERO
+// DIVIDE-ZERO: {{.*}}divide.mlir:5:10: error: arith.remsi: integer division by zero (a run-time check)
+// RUN: not attn-run %t/divide.mlir --input 0=%t/num.npy --input 1=%t/minus1.npy 2>&1 | FileCheck %s --check-prefix=DIVIDE-MIN
+// DIVIDE-MIN: {{.*}}divide.mlir:5:10: error: arith.remsi: signed integer division overflow (the minimum integer divided by -1) (a run-time check)
 // In a parallel loop on two threads: one error line, exit status 1.
 // RUN: not attn-run %t/parallel.mlir --num-threads 2 2>&1 | FileCheck %s --check-prefix=PARALLEL
 // PARALLEL: {{.*}}parallel.mlir:6:10: error: memref.load: out-of-bounds access (a run-time check)
@@ -140,4 +149,15 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   %p = llvm.mlir.zero : !llvm.ptr
   func.call @attn_check_failed(%p) : (!llvm.ptr) -> ()
   return %a : tensor<4xf32>
+}
+
+//--- divide.mlir
+func.func @f(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %e = tensor.empty() : tensor<4xi32>
+  %o = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<4xi32>, tensor<4xi32>) outs(%e : tensor<4xi32>) {
+  ^bb0(%x: i32, %y: i32, %z: i32):
+    %q = arith.remsi %x, %y : i32
+    linalg.yield %q : i32
+  } -> tensor<4xi32>
+  return %o : tensor<4xi32>
 }
