@@ -11,6 +11,7 @@
 #include "dialect/AttnDialect.h"
 #include "dialect/IrNesting.h"
 #include "lib/Pipelines/Pipelines.h"
+#include "lib/Runtime/Budget.h"
 #include "lib/Transforms/Passes.h"
 #include "test/lib/TestPasses.h"
 
@@ -108,6 +109,14 @@ int main(int argc, char **argv) {
         mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
   // The input is read once (stdin too) and its nesting bounded before
   // MLIR's recursive parser sees it.
+  // A device or a pipe (/dev/zero) would be read without end, a file past
+  // the memory budget read whole: refused first (stdin is read as it is).
+  if (inputFilename != "-")
+    if (llvm::Error err = mlir::attn::checkInputFile(inputFilename)) {
+      llvm::errs() << "attn-opt: error: " << llvm::toString(std::move(err))
+                   << "\n";
+      return 1;
+    }
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file =
       mlir::openInputFile(inputFilename, &error);

@@ -43,7 +43,10 @@
 // RUN: not attn-run %t/sdpa.mlir --entry f --atol=-5 2>&1 | FileCheck %s --check-prefix=ATOL
 // ATOL: attn-run: error: --atol must be a finite number >= 0, got -5.000000
 // RUN: not attn-run %t/sdpa.mlir --entry f --repeat 0 2>&1 | FileCheck %s --check-prefix=REPEAT
-// REPEAT: attn-run: error: --repeat must be >= 1
+// REPEAT: attn-run: error: --repeat must be in [1, 1000000], got 0
+// Every call's time is kept for the median: 2^32 - 1 calls are refused.
+// RUN: not attn-run %t/sdpa.mlir --entry f --repeat 4294967295 2>&1 | FileCheck %s --check-prefix=REPEAT-HUGE
+// REPEAT-HUGE: attn-run: error: --repeat must be in [1, 1000000], got 4294967295
 // RUN: attn-run %t/sdpa.mlir --entry f --num-threads 0 --check | FileCheck %s --check-prefix=THREADS0
 // THREADS0: CHECK PASSED
 
