@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -828,6 +829,31 @@ int main(int argc, char **argv) {
                   option.drop_back() +
                   " (attn-run records its target first, and a recorded "
                   "target wins)");
+  // A target the IR records wins over --target-cpu / --target-features: an
+  // option that would be ignored is an error instead.
+  if (targetCpu.getNumOccurrences() || targetFeatures.getNumOccurrences()) {
+    std::string conflict;
+    module->walk([&](func::FuncOp func) {
+      auto cpu = func->getAttrOfType<StringAttr>("target_cpu");
+      if (func.isExternal() || !cpu)
+        return WalkResult::advance();
+      auto features = func->getAttrOfType<LLVM::TargetFeaturesAttr>(
+          LLVM::TargetFeaturesAttr::getAttributeName());
+      std::string recorded = features ? features.getFeaturesString() : "";
+      if (cpu.getValue() == target->cpu && recorded == target->features)
+        return WalkResult::advance();
+      conflict = "@" + func.getSymName().str() + " records target_cpu '" +
+                 cpu.getValue().str() + "'" +
+                 (recorded.empty() ? "" : " with features '" + recorded + "'");
+      return WalkResult::interrupt();
+    });
+    if (!conflict.empty())
+      return fail("--target-cpu / --target-features ('" + target->cpu +
+                  (target->features.empty() ? "" : " " + target->features) +
+                  "') conflict with the IR: " + conflict +
+                  ", and a recorded target wins; drop the options or the "
+                  "function's target attributes");
+  }
   // The plain CPU pipeline runs on --threads, with a single function's
   // tuned tiles when the cache has them for this target and thread count.
   std::string lowering = pipeline;
