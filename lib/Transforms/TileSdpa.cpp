@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILE
@@ -735,6 +736,13 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
         failed(checkOptionRange(module, "attn-tile", "edge-block", edgeBlock, 0,
                                 kMaxEdgeBlock, " (0: the target's f32 lanes)")))
       return signalPassFailure();
+    // A density, as attn-cpu-pipeline checks it (NaN is no density either).
+    if (!(graphEdgeDensity >= 0.0 && graphEdgeDensity <= 1.0)) {
+      emitError(module->getLoc())
+          << "attn-tile: graph-edge-density must be in [0, 1], got "
+          << llvm::formatv("{0}", double(graphEdgeDensity)).str();
+      return signalPassFailure();
+    }
     if (failed(requireStaticShapes(
             getOperation(), [](Operation *op) { return isa<SdpaOp>(op); },
             "cannot be tiled: attn-tile needs static shapes")))
