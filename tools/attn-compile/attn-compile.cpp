@@ -1274,11 +1274,14 @@ static int generateTokens(const Model &model) {
   if (!promptTokens)
     return fail(promptTokens.takeError());
   int64_t b = model.batch(), len = promptTokens->shape()[1];
-  if (generate > cache - len)
+  // The last generated token is not fed back: the prompt and N tokens take
+  // len + N - 1 positions.
+  if (generate > cache - len + 1)
     return fail("the prompt (" + llvm::Twine(len) + " tokens) and " +
                 llvm::Twine(generate) + " generated tokens exceed the cache of " +
                 llvm::Twine(cache) +
-                " positions (--seq-len, at most n_positions)");
+                " positions (--seq-len, at most n_positions; the prompt and "
+                "N tokens take prompt + N - 1)");
   if (llvm::Error err = model.validateInput(0, *promptTokens))
     return fail(std::move(err));
   int64_t bucket = 8;
