@@ -449,6 +449,17 @@ public:
     output = std::move(original);
   }
 
+  bool ignoresUnreadTensor(llvm::StringRef name) const override {
+    // A GATv2Conv with share_weights has lin_r = lin_l: PyTorch's state
+    // dict stores the one linear under both names.
+    for (size_t n = 0; n < layers.size(); ++n)
+      if (layers[n].v2 && layers[n].shareWeights &&
+          (name == prefix(n) + "lin_r.weight" ||
+           name == prefix(n) + "lin_r.bias"))
+        return true;
+    return false;
+  }
+
   Value buildForward(NetBuilder &net, ValueRange inputs) const override {
     return buildForwardResults(net, inputs)[0];
   }

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdlib>
@@ -358,11 +359,13 @@ LogicalResult mlir::attn::checkCpuPipelineOptions(
       failed(inRange("gat-edge-block", options.gatEdgeBlock, 1, kMaxEdgeBlock,
                      "")))
     return failure();
-  if (!(options.graphEdgeDensity >= 0.0 && options.graphEdgeDensity <= 1.0))
+  if (!(options.graphEdgeDensity >= 0.0 && options.graphEdgeDensity <= 1.0)) {
+    std::string got;
+    llvm::raw_string_ostream(got)
+        << llvm::format("%g", double(options.graphEdgeDensity));
     return errorHandler("attn-cpu-pipeline: graph-edge-density must be in "
-                        "[0, 1], got " +
-                        llvm::formatv("{0}", double(options.graphEdgeDensity))
-                            .str());
+                        "[0, 1], got " + got);
+  }
   return success();
 }
 

@@ -120,10 +120,16 @@ bool CpuTarget::hasSlowBf16DotProduct() const {
                          llvm::StringRef(cpu)))
     return true;
   // A virtual machine may name another CPU (a Sapphire Rapids-class guest
-  // detected as `rocketlake`) with the Xeon's features: AVX512-FP16 and AMX
-  // come only with these Intel cores, never with AMD's bf16 ones.
-  return hasFeature("avx512fp16") || hasFeature("amx-tile") ||
-         hasFeature("amx-bf16");
+  // detected as `rocketlake`) with the Xeon's features. AMX comes only with
+  // Intel's Xeons (Sapphire Rapids and later); AVX512-FP16 without AVX10
+  // only with Sapphire and Emerald Rapids (AMD's bf16 cores have neither;
+  // AVX10 cores, such as Nova Lake, are unmeasured and keep the products).
+  bool avx10 = llvm::any_of(
+      llvm::ArrayRef<llvm::StringRef>{"avx10.1", "avx10.1-256", "avx10.1-512",
+                                      "avx10.2", "avx10.2-256", "avx10.2-512"},
+      [&](llvm::StringRef f) { return hasFeature(f); });
+  return hasFeature("amx-tile") || hasFeature("amx-bf16") ||
+         (hasFeature("avx512fp16") && !avx10);
 }
 
 llvm::Expected<CpuTarget> CpuTarget::get(llvm::StringRef triple,

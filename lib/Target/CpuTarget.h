@@ -69,11 +69,12 @@ struct CpuTarget {
   /// scheduling models do not tell it: Intel's Golden Cove-derived Xeon
   /// cores (`sapphirerapids`, `emeraldrapids`, `graniterapids`,
   /// `graniterapids-d`; measured on Emerald Rapids: 83 GFLOP/s per core for
-  /// `vdpbf16ps` against 173 for FMAs), and any CPU name with AVX512-FP16 or
-  /// AMX (only these cores have them: a virtual machine that reports such a
-  /// core under another model, LLVM's `rocketlake`, 123 against 246). Zen
-  /// 4's have twice the FMAs' rate; other names (generic `x86-64-v4`, Cooper
-  /// Lake, unmeasured) keep the dot products.
+  /// `vdpbf16ps` against 173 for FMAs), and any CPU name with AMX, or with
+  /// AVX512-FP16 but no AVX10 (the features of these Xeons: a virtual
+  /// machine that reports such a core under another model, LLVM's
+  /// `rocketlake`, 123 against 246). Zen 4's have twice the FMAs' rate;
+  /// other names (generic `x86-64-v4`, Cooper Lake, AVX10 client cores,
+  /// unmeasured) keep the dot products.
   bool hasSlowBf16DotProduct() const;
   /// f32 elements per vector register.
   int64_t f32Lanes() const { return vectorBits / 32; }
@@ -92,6 +93,12 @@ struct CpuTarget {
   /// exp stay in registers: 64 on AVX-512, 16 on AVX2 and NEON.
   int64_t elementwiseWidth() const {
     return std::max<int64_t>(f32Lanes(), f32Lanes() * vectorRegisters / 8);
+  }
+  /// Whether `other` is the same machine: triple, CPU name and enabled
+  /// features (however the feature list was spelt).
+  bool sameTarget(const CpuTarget &other) const {
+    return triple == other.triple && cpu == other.cpu &&
+           enabled == other.enabled;
   }
   /// `AVX-512` (`AVX-512 + BF16` with bf16 dot products, `AVX-512 + BF16 +
   /// AMX` with AMX tile products as well), `AVX2`, `SSE`,

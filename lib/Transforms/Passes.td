@@ -378,7 +378,8 @@ def AttnTile : Pass<"attn-tile"> {
     head dim and the edge-list lowering compute in f32. So does bf16
     attention on a target whose dot products are slower than its f32 FMAs
     (`CpuTarget::hasSlowBf16DotProduct`: Intel's Sapphire, Emerald and
-    Granite Rapids, or any CPU with their AVX512-FP16 or AMX) unless its tiles are AMX tile products there: AMX, with
+    Granite Rapids, and other CPUs with AMX) unless its tiles are AMX tile
+    products there: AMX, with
     `block-q` (as clamped to Lq) and the value dim multiples of 16, and
     `block-k` and the head dim multiples of 32.
 
@@ -489,7 +490,8 @@ def AttnRuntimeChecks : Pass<"attn-runtime-checks", "::mlir::ModuleOp"> {
       `remui`, `ceildivsi`, `ceildivui`, `floordivsi`; scalars, `index` and
       vectors, every lane) are checked here: a zero divisor, and for the
       signed ones the minimum integer divided by -1, would trap (SIGFPE on
-      x86). A divisor that is a nonzero constant needs no check.
+      x86). A constant divisor with no zero lane (and for the signed ones
+      no -1 lane) needs no check.
     - Every `cf.assert` there (the checks above and the user's own) becomes
       `scf.if` on the negated condition around a call of
       `attn_check_failed(const char *message)`, which the JIT's runtime

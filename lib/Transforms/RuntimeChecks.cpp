@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/RuntimeVerifiableOpInterface.h"
 
 namespace mlir::attn {
@@ -105,6 +106,22 @@ static Value anyLane(OpBuilder &b, Location loc, Value cond) {
 static void assertDivision(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  bool isSigned = isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
+                      arith::FloorDivSIOp>(op);
+  // A constant divisor (a scalar or a splat or dense vector) without zero,
+  // and for signed division without -1, needs no check.
+  Attribute divisor;
+  if (matchPattern(rhs, m_Constant(&divisor))) {
+    SmallVector<APInt> values;
+    if (auto scalar = dyn_cast<IntegerAttr>(divisor))
+      values.push_back(scalar.getValue());
+    else if (auto dense = dyn_cast<DenseIntElementsAttr>(divisor))
+      values.assign(dense.value_begin<APInt>(), dense.value_end<APInt>());
+    if (!values.empty() && llvm::none_of(values, [&](const APInt &v) {
+          return v.isZero() || (isSigned && v.isAllOnes());
+        }))
+      return;
+  }
   Type type = rhs.getType();
   Type element = getElementTypeOrSelf(type);
   auto splat = [&](const APInt &value) -> Value {
@@ -124,8 +141,7 @@ static void assertDivision(OpBuilder &b, Operation *op) {
                                      splat(APInt::getZero(width)));
   cf::AssertOp::create(b, loc, none(zero),
                        checkMessage(op, "integer division by zero"));
-  if (!isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
-           arith::FloorDivSIOp>(op))
+  if (!isSigned)
     return;
   Value overflow = arith::AndIOp::create(
       b, loc,

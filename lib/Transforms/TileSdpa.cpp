@@ -27,7 +27,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Format.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILE
@@ -738,9 +738,11 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
       return signalPassFailure();
     // A density, as attn-cpu-pipeline checks it (NaN is no density either).
     if (!(graphEdgeDensity >= 0.0 && graphEdgeDensity <= 1.0)) {
+      std::string got;
+      llvm::raw_string_ostream(got)
+          << llvm::format("%g", double(graphEdgeDensity));
       emitError(module->getLoc())
-          << "attn-tile: graph-edge-density must be in [0, 1], got "
-          << llvm::formatv("{0}", double(graphEdgeDensity)).str();
+          << "attn-tile: graph-edge-density must be in [0, 1], got " << got;
       return signalPassFailure();
     }
     if (failed(requireStaticShapes(

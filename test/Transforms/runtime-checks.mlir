@@ -122,11 +122,29 @@ func.func @linalg_shapes(%a: tensor<?xf32>) -> tensor<4xf32> {
 // CHECK: arith.floordivsi %{{.+}} : vector<4xi16>
 // CHECK-NOT: func.call @attn_check_failed
 // CHECK: arith.divui %{{.+}}, %c3
-func.func @divide(%a: i32, %b: i32, %i: index, %n: index, %v: vector<4xi16>, %w: vector<4xi16>) -> (i32, index, vector<4xi16>, index) {
+// CHECK-NOT: func.call @attn_check_failed
+// CHECK: arith.divsi %{{.+}}, %c-3_i32
+// CHECK-NOT: func.call @attn_check_failed
+// CHECK: arith.remsi %{{.+}}, %cst{{.*}} : vector<2xi16>
+// Constant divisors with a zero or -1 lane are checked.
+// CHECK: func.call @attn_check_failed
+// CHECK: arith.divui %{{.+}}, %cst{{.*}} : vector<2xi16>
+// CHECK: func.call @attn_check_failed
+// CHECK: arith.divsi %{{.+}}, %c-1_i32
+func.func @divide(%a: i32, %b: i32, %i: index, %n: index, %v: vector<4xi16>, %w: vector<4xi16>) -> (i32, index, vector<4xi16>, index, i32, vector<2xi16>, vector<2xi16>, i32) {
   %q = arith.divsi %a, %b : i32
   %r = arith.remui %i, %n : index
   %f = arith.floordivsi %v, %w : vector<4xi16>
   %c3 = arith.constant 3 : index
   %t = arith.divui %i, %c3 : index
-  return %q, %r, %f, %t : i32, index, vector<4xi16>, index
+  %cm3 = arith.constant -3 : i32
+  %s = arith.divsi %a, %cm3 : i32
+  %v2 = vector.extract_strided_slice %v {offsets = [0], sizes = [2], strides = [1]} : vector<4xi16> to vector<2xi16>
+  %k = arith.constant dense<[5, 7]> : vector<2xi16>
+  %u = arith.remsi %v2, %k : vector<2xi16>
+  %z = arith.constant dense<[5, 0]> : vector<2xi16>
+  %x = arith.divui %v2, %z : vector<2xi16>
+  %cm1 = arith.constant -1 : i32
+  %y = arith.divsi %a, %cm1 : i32
+  return %q, %r, %f, %t, %s, %u, %x, %y : i32, index, vector<4xi16>, index, i32, vector<2xi16>, vector<2xi16>, i32
 }

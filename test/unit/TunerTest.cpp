@@ -104,6 +104,9 @@ TEST(TunerTest, SlowBf16DotProductsByCpu) {
                   .hasSlowBf16DotProduct());
   EXPECT_TRUE(
       x86("rocketlake", "+avx512bf16,+avx512fp16").hasSlowBf16DotProduct());
+  // AVX10 client cores (AVX512-FP16 and BF16, no AMX) are unmeasured.
+  ASSERT_TRUE(x86("novalake").hasBf16DotProduct());
+  EXPECT_FALSE(x86("novalake").hasSlowBf16DotProduct());
   // Zen 4 and 5 (twice the FMAs' rate), and names that say nothing of the
   // core, keep the dot products; no AVX512-BF16, no dot products at all.
   for (const char *cpu : {"znver4", "znver5"})

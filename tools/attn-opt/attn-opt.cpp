@@ -77,6 +77,15 @@ static std::string buildOverview() {
   return text;
 }
 
+// The input file is checked against the memory budget before it is read.
+// Registered before main, so hidden from --help like LLVM's options.
+static llvm::cl::opt<std::string> memoryBudgetOption(
+    "memory-budget",
+    llvm::cl::desc("Largest input file read (e.g. 8G, 512M; default: "
+                   "$ATTN_MEMORY_BUDGET or half of the memory this process "
+                   "may use)"),
+    llvm::cl::value_desc("SIZE"));
+
 int main(int argc, char **argv) {
   // Everything registered before main (LLVM's backend and codegen options)
   // is hidden from --help; MLIR's own options and the pass list are
@@ -111,6 +120,11 @@ int main(int argc, char **argv) {
   // MLIR's recursive parser sees it.
   // A device or a pipe (/dev/zero) would be read without end, a file past
   // the memory budget read whole: refused first (stdin is read as it is).
+  if (llvm::Error err = mlir::attn::configureMemoryBudget(memoryBudgetOption)) {
+    llvm::errs() << "attn-opt: error: " << llvm::toString(std::move(err))
+                 << "\n";
+    return 1;
+  }
   if (inputFilename != "-")
     if (llvm::Error err = mlir::attn::checkInputFile(inputFilename)) {
       llvm::errs() << "attn-opt: error: " << llvm::toString(std::move(err))

@@ -815,6 +815,37 @@ int main(int argc, char **argv) {
     if (tune)
       return fail("--tune tunes the CPU pipeline, not --target=" + gpuTarget);
   }
+  // A target the IR records wins over --target-cpu / --target-features: an
+  // option that would be ignored is an error instead (before --tune, which
+  // would store its tiles under the ignored target).
+  if (targetCpu.getNumOccurrences() || targetFeatures.getNumOccurrences()) {
+    std::string conflict;
+    module->walk([&](func::FuncOp func) {
+      auto cpu = func->getAttrOfType<StringAttr>("target_cpu");
+      if (func.isExternal() || !cpu)
+        return WalkResult::advance();
+      auto features = func->getAttrOfType<LLVM::TargetFeaturesAttr>(
+          LLVM::TargetFeaturesAttr::getAttributeName());
+      std::string recorded = features ? features.getFeaturesString() : "";
+      // The same target however its features are spelt.
+      llvm::Expected<CpuTarget> same =
+          CpuTarget::get(target->triple, cpu.getValue(), recorded);
+      if (same && same->sameTarget(*target))
+        return WalkResult::advance();
+      if (!same)
+        llvm::consumeError(same.takeError());
+      conflict = "@" + func.getSymName().str() + " records target_cpu '" +
+                 cpu.getValue().str() + "'" +
+                 (recorded.empty() ? "" : " with features '" + recorded + "'");
+      return WalkResult::interrupt();
+    });
+    if (!conflict.empty())
+      return fail("--target-cpu / --target-features ('" + target->cpu +
+                  (target->features.empty() ? "" : " " + target->features) +
+                  "') conflict with the IR: " + conflict +
+                  ", and a recorded target wins; drop the options or the "
+                  "function's target attributes");
+  }
   if (tune) {
     if (!plainPipeline)
       return fail("--tune tunes the tiles of the plain attn-cpu-pipeline "
@@ -835,31 +866,6 @@ int main(int argc, char **argv) {
                   option.drop_back() +
                   " (attn-run records its target first, and a recorded "
                   "target wins)");
-  // A target the IR records wins over --target-cpu / --target-features: an
-  // option that would be ignored is an error instead.
-  if (targetCpu.getNumOccurrences() || targetFeatures.getNumOccurrences()) {
-    std::string conflict;
-    module->walk([&](func::FuncOp func) {
-      auto cpu = func->getAttrOfType<StringAttr>("target_cpu");
-      if (func.isExternal() || !cpu)
-        return WalkResult::advance();
-      auto features = func->getAttrOfType<LLVM::TargetFeaturesAttr>(
-          LLVM::TargetFeaturesAttr::getAttributeName());
-      std::string recorded = features ? features.getFeaturesString() : "";
-      if (cpu.getValue() == target->cpu && recorded == target->features)
-        return WalkResult::advance();
-      conflict = "@" + func.getSymName().str() + " records target_cpu '" +
-                 cpu.getValue().str() + "'" +
-                 (recorded.empty() ? "" : " with features '" + recorded + "'");
-      return WalkResult::interrupt();
-    });
-    if (!conflict.empty())
-      return fail("--target-cpu / --target-features ('" + target->cpu +
-                  (target->features.empty() ? "" : " " + target->features) +
-                  "') conflict with the IR: " + conflict +
-                  ", and a recorded target wins; drop the options or the "
-                  "function's target attributes");
-  }
   // The plain CPU pipeline runs on --threads, with a single function's
   // tuned tiles when the cache has them for this target and thread count.
   std::string lowering = pipeline;

@@ -7,6 +7,9 @@
 // RUN: not attn-run %s --target-cpu=x86-64-v3 --target-features=-fma 2>&1 | FileCheck %s --check-prefix=FEATURES
 // FEATURES: attn-run: error: --target-cpu / --target-features ('x86-64-v3 -fma') conflict with the IR: @f records target_cpu 'x86-64-v3'
 // RUN: attn-run %s --target-cpu=x86-64-v3 | FileCheck %s --check-prefix=SAME
+// The same machine spelt otherwise (a feature the CPU has anyway) is no
+// conflict.
+// RUN: attn-run %s --target-cpu=x86-64-v3 --target-features=+avx2 | FileCheck %s --check-prefix=SAME
 // RUN: attn-run %s | FileCheck %s --check-prefix=SAME
 // SAME: target x86-64-v3 (AVX2)
 // SAME: result 0: 4xf32
