@@ -1585,6 +1585,15 @@ int main(int argc, char **argv) {
                 ": the host code calls the mgpu* GPU runtime, which an AOT "
                 "caller cannot link yet; use --emit=spirv|ptx|cubin for the "
                 "kernels, or --run");
+  if (gpuTarget != "cpu" && pipelineName.getNumOccurrences())
+    return fail("--pipeline chooses a CPU lowering (" + pipelineName +
+                "); --target=" + gpuTarget +
+                " compiles with attn-gpu-pipeline: drop --pipeline");
+  if (gpuTarget == "vulkan" && gpuSubgroupSize > 0 &&
+      !llvm::isPowerOf2_64(uint64_t(gpuSubgroupSize)))
+    return fail("--gpu-subgroup-size must be a power of two for "
+                "--target=vulkan (Vulkan's subgroup sizes are), got " +
+                llvm::Twine(gpuSubgroupSize));
   if (gpuTarget == "cuda" && gpuSubgroupSize > 0 && gpuSubgroupSize != 32)
     return fail("--gpu-subgroup-size must be 32 for --target=cuda (a query "
                 "row per warp), got " +

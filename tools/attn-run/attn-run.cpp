@@ -814,6 +814,15 @@ int main(int argc, char **argv) {
     gpu = *device;
     if (tune)
       return fail("--tune tunes the CPU pipeline, not --target=" + gpuTarget);
+    // The CPU's pipelines would run everything on the CPU while the run
+    // names the device.
+    for (llvm::StringRef cpuPipeline :
+         {"attn-cpu-pipeline", "attn-reference-pipeline"})
+      if (pipeline.getNumOccurrences() &&
+          llvm::StringRef(pipeline).contains(cpuPipeline))
+        return fail("--pipeline " + cpuPipeline +
+                    " lowers for the CPU, not --target=" + gpuTarget +
+                    " (its default is attn-gpu-pipeline)");
   }
   // A target the IR records wins over --target-cpu / --target-features: an
   // option that would be ignored is an error instead (before --tune, which
