@@ -20,7 +20,6 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstdlib>
@@ -359,13 +358,10 @@ LogicalResult mlir::attn::checkCpuPipelineOptions(
       failed(inRange("gat-edge-block", options.gatEdgeBlock, 1, kMaxEdgeBlock,
                      "")))
     return failure();
-  if (!(options.graphEdgeDensity >= 0.0 && options.graphEdgeDensity <= 1.0)) {
-    std::string got;
-    llvm::raw_string_ostream(got)
-        << llvm::format("%g", double(options.graphEdgeDensity));
-    return errorHandler("attn-cpu-pipeline: graph-edge-density must be in "
-                        "[0, 1], got " + got);
-  }
+  std::string density = fractionRangeError(
+      "attn-cpu-pipeline", "graph-edge-density", options.graphEdgeDensity);
+  if (!density.empty())
+    return errorHandler(density);
   return success();
 }
 

@@ -14,8 +14,11 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir::attn {
 
@@ -44,6 +47,20 @@ inline LogicalResult checkOptionRange(Operation *op, llvm::StringRef pass,
       << pass << ": " << name << " must be in [" << min << ", " << max << "]"
       << meaning << ", got " << value;
   return failure();
+}
+
+/// "OWNER: NAME must be in [0, 1], got VALUE" (VALUE as %g prints it) when
+/// `value` is no fraction (NaN included), else "": the one check of a
+/// density option, for passes and pipelines alike.
+inline std::string fractionRangeError(llvm::StringRef owner,
+                                      llvm::StringRef name, double value) {
+  if (value >= 0.0 && value <= 1.0)
+    return "";
+  std::string text;
+  llvm::raw_string_ostream(text) << owner << ": " << name
+                                 << " must be in [0, 1], got "
+                                 << llvm::format("%g", value);
+  return text;
 }
 
 } // namespace mlir::attn

@@ -27,7 +27,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/Support/Format.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILE
@@ -736,13 +735,11 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
         failed(checkOptionRange(module, "attn-tile", "edge-block", edgeBlock, 0,
                                 kMaxEdgeBlock, " (0: the target's f32 lanes)")))
       return signalPassFailure();
-    // A density, as attn-cpu-pipeline checks it (NaN is no density either).
-    if (!(graphEdgeDensity >= 0.0 && graphEdgeDensity <= 1.0)) {
-      std::string got;
-      llvm::raw_string_ostream(got)
-          << llvm::format("%g", double(graphEdgeDensity));
-      emitError(module->getLoc())
-          << "attn-tile: graph-edge-density must be in [0, 1], got " << got;
+    // A density, as attn-cpu-pipeline checks it.
+    std::string density = fractionRangeError("attn-tile", "graph-edge-density",
+                                              graphEdgeDensity);
+    if (!density.empty()) {
+      emitError(module->getLoc()) << density;
       return signalPassFailure();
     }
     if (failed(requireStaticShapes(
