@@ -391,14 +391,22 @@ public:
 } // namespace
 
 /// The checks both parsers share, then the weight list.
+/// `seqLenOption`: the length is attn-compile's --seq-len, not a key.
 static void finishGpt(SpecReader &spec, Gpt &m, llvm::StringRef embdKey,
-                      llvm::StringRef headKey, llvm::StringRef lengthKey) {
+                      llvm::StringRef headKey, bool seqLenOption) {
   if (spec.failed())
     return;
   checkHeadsDivide(spec, embdKey, m.dModel, headKey, m.heads);
-  spec.check(m.seqLen <= m.context, lengthKey,
-             "sequence length " + llvm::Twine(m.seqLen) +
-                 " exceeds n_positions " + llvm::Twine(m.context));
+  if (m.seqLen > m.context) {
+    if (seqLenOption)
+      spec.failOption("seq-len", "n_positions",
+                      llvm::Twine(m.seqLen) + " exceeds the model's "
+                          "n_positions " + llvm::Twine(m.context));
+    else
+      spec.fail("seq_len", "sequence length " + llvm::Twine(m.seqLen) +
+                               " exceeds n_positions " +
+                               llvm::Twine(m.context));
+  }
   m.declare();
 }
 
@@ -416,7 +424,7 @@ std::unique_ptr<Model> mlir::attn::parseGpt(SpecReader &spec,
   m->batchSize = readBatch(spec, o);
   m->eps = spec.positiveNumber("layer_norm_epsilon", 1e-5);
   m->inner = 4 * m->dModel;
-  finishGpt(spec, *m, "n_embd", "n_head", o.seqLen ? "n_positions" : "seq_len");
+  finishGpt(spec, *m, "n_embd", "n_head", o.seqLen != 0);
   return m;
 }
 
@@ -458,6 +466,6 @@ std::unique_ptr<Model> mlir::attn::parseHfGpt2(SpecReader &spec,
   m->batchSize = o.batch ? o.batch : 1;
   m->checkpointFile = findFolderCheckpoint(folder);
   m->folderPath = folder.str();
-  finishGpt(spec, *m, "n_embd", "n_head", "n_positions");
+  finishGpt(spec, *m, "n_embd", "n_head", o.seqLen != 0);
   return m;
 }

@@ -154,6 +154,21 @@ void SpecReader::fail(StringRef key, const llvm::Twine &message) {
                  "': " + message.str();
 }
 
+void SpecReader::failOption(StringRef option, StringRef key,
+                            const llvm::Twine &message) {
+  if (failed())
+    return;
+  std::string p = path(key);
+  auto it = source.lines.find(p);
+  bool present = it != source.lines.end();
+  std::string where = source.path;
+  if (present)
+    where += ":" + std::to_string(it->second) + ", key '" + p + "'";
+  else
+    where += ", key '" + p + "' (its default)";
+  source.error = "--" + option.str() + ": " + message.str() + " (" + where + ")";
+}
+
 void SpecReader::check(bool ok, StringRef key, const llvm::Twine &message) {
   if (!ok)
     fail(key, message);

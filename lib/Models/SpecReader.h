@@ -91,6 +91,11 @@ public:
 
   /// Records "FILE:LINE: key 'KEY': MESSAGE" unless an error is recorded.
   void fail(llvm::StringRef key, const llvm::Twine &message);
+  /// Records "--OPTION: MESSAGE (FILE:LINE, key 'KEY')" unless an error is
+  /// recorded: a command-line value that conflicts with the description's
+  /// `key` (the option is what to change, the key what it was held to).
+  void failOption(llvm::StringRef option, llvm::StringRef key,
+                  const llvm::Twine &message);
   /// fail() unless `ok`.
   void check(bool ok, llvm::StringRef key, const llvm::Twine &message);
   bool failed() const { return !source.error.empty(); }

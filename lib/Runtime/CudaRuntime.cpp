@@ -20,6 +20,7 @@
 
 #include <dlfcn.h>
 
+#include <cerrno> // program_invocation_short_name
 #include <cstdint>
 #include <type_traits>
 #include <cstdio>
@@ -85,7 +86,10 @@ struct Driver {
 };
 
 [[noreturn]] void fail(const std::string &what) {
-  std::fprintf(stderr, "attn CUDA runtime: %s\n", what.c_str());
+  // As the tools' own errors ("attn-run: error: ..."): the runtime is
+  // a library the JIT loads into them.
+  std::fprintf(stderr, "%s: error: CUDA runtime: %s\n",
+               program_invocation_short_name, what.c_str());
   std::fflush(stderr);
   std::exit(1);
 }

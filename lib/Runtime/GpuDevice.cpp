@@ -58,6 +58,7 @@ llvm::Expected<GpuDevice> mlir::attn::findGpuDevice(llvm::StringRef target) {
       return createStringError("no CUDA device: %s", name);
     device.name = name;
     device.chip = arch;
+    device.minSubgroupSize = device.maxSubgroupSize = device.subgroupSize;
     device.takeKernelMilliseconds = kernelClock(*lib);
     return device;
   }
@@ -80,6 +81,11 @@ llvm::Expected<GpuDevice> mlir::attn::findGpuDevice(llvm::StringRef target) {
   if (info(name, sizeof(name), &device.subgroupSize, &device.sharedMemory))
     return createStringError("no Vulkan device: %s", name);
   device.name = name;
+  device.minSubgroupSize = device.maxSubgroupSize = device.subgroupSize;
+  using SizesFn = int (*)(int *, int *);
+  if (auto sizes = reinterpret_cast<SizesFn>(
+          lib->getAddressOfSymbol("attnVulkanSubgroupSizes")))
+    sizes(&device.minSubgroupSize, &device.maxSubgroupSize);
   device.takeKernelMilliseconds = kernelClock(*lib);
   return device;
 }

@@ -22,6 +22,9 @@ struct GpuDevice {
   std::string name;    ///< the device's name
   std::string library; ///< the runtime library the JIT must load
   int subgroupSize = 0, sharedMemory = 0;
+  /// The subgroup sizes kernels may be compiled for (Vulkan devices with
+  /// subgroup-size control run a range; CUDA warps are 32).
+  int minSubgroupSize = 0, maxSubgroupSize = 0;
   std::string chip; ///< cuda: the architecture (sm_80, sm_90a)
   /// The runtime's clock of the kernels themselves: the milliseconds the
   /// device spent in the kernels launched since the last call (without the

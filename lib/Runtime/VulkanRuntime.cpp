@@ -31,6 +31,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <cerrno> // program_invocation_short_name
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,7 +45,10 @@
 namespace {
 
 [[noreturn]] void fail(const std::string &what) {
-  std::fprintf(stderr, "attn Vulkan runtime: %s\n", what.c_str());
+  // As the tools' own errors ("attn-run: error: ..."): the runtime is
+  // a library the JIT loads into them.
+  std::fprintf(stderr, "%s: error: Vulkan runtime: %s\n",
+               program_invocation_short_name, what.c_str());
   std::fflush(stderr);
   std::exit(1);
 }
@@ -261,7 +265,8 @@ void preparePipeline(Device &d, Kernel &k, uint32_t bindings,
                               std::to_string(d.minSubgroupSize) + " to " +
                               std::to_string(d.maxSubgroupSize) + ")"
                         : "") +
-         ": compile with subgroup-size=" + std::to_string(d.subgroupSize));
+         ": compile with subgroup-size=" + std::to_string(d.subgroupSize) +
+         " (attn-gpu-pipeline's option; attn-compile --gpu-subgroup-size)");
   if (bindings > d.maxStorageBuffers)
     fail("kernel '" + k.name + "' binds " + std::to_string(bindings) +
          " storage buffers; device '" + d.name + "' allows " +
@@ -534,6 +539,18 @@ int attnVulkanDeviceInfo(char *name, int nameSize, int *subgroupSize,
     return -1;
   *subgroupSize = static_cast<int>(d.subgroupSize);
   *sharedMemory = static_cast<int>(d.sharedMemory);
+  return 0;
+}
+
+/// For tools: the subgroup sizes a kernel may be compiled for on this
+/// device, [*min, *max] (the device's one size where it cannot be told to
+/// run another). Returns -1 without a device.
+int attnVulkanSubgroupSizes(int *min, int *max) {
+  Device &d = device();
+  if (!d.device)
+    return -1;
+  *min = static_cast<int>(d.sizeControl ? d.minSubgroupSize : d.subgroupSize);
+  *max = static_cast<int>(d.sizeControl ? d.maxSubgroupSize : d.subgroupSize);
   return 0;
 }
 

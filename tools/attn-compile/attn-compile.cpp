@@ -1571,6 +1571,20 @@ int main(int argc, char **argv) {
       if (gpuTarget == "cuda")
         gpuDevice->chip = "sm_80";
     }
+    // The device runs only its own subgroup sizes: the runtime would refuse
+    // the kernels at their first launch (compiling for another device with
+    // --emit is fine).
+    if (run && device && gpuSubgroupSize > 0 &&
+        (gpuSubgroupSize < gpuDevice->minSubgroupSize ||
+         gpuSubgroupSize > gpuDevice->maxSubgroupSize))
+      return fail(
+          "--gpu-subgroup-size=" + llvm::Twine(gpuSubgroupSize) +
+          ": the " + gpuTarget + " device '" + gpuDevice->name + "' runs " +
+          (gpuDevice->minSubgroupSize == gpuDevice->maxSubgroupSize
+               ? "subgroups of " + llvm::Twine(gpuDevice->minSubgroupSize)
+               : "subgroups of " + llvm::Twine(gpuDevice->minSubgroupSize) +
+                     " to " + llvm::Twine(gpuDevice->maxSubgroupSize)) +
+          " (0: its default, " + llvm::Twine(gpuDevice->subgroupSize) + ")");
     if (gpuSubgroupSize > 0)
       gpuDevice->subgroupSize = static_cast<int>(gpuSubgroupSize);
     if (!gpuChip.empty())

@@ -856,6 +856,11 @@ int main(int argc, char **argv) {
                   "function's target attributes");
   }
   if (tune) {
+    if (emulateAmx)
+      return fail("--tune with --emulate-amx: the tuner times the tiles, and "
+                  "emulated tile instructions (software, from a SIGILL each) "
+                  "would make AMX tiles the slowest; tune on a host with AMX "
+                  "or without --emulate-amx");
     if (!plainPipeline)
       return fail("--tune tunes the tiles of the plain attn-cpu-pipeline "
                   "(no --pipeline)");

@@ -15,6 +15,7 @@
 // RUN: attn-run %s --entry causal --tuning-cache %t/garbage.json 2>&1 | FileCheck %s --check-prefix=GARBAGE
 // RUN: not attn-run %s --entry causal --tune --num-threads -2 --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not attn-run %s --entry causal --tune --pipeline attn-reference-pipeline --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: not attn-run %s --entry causal --tune --emulate-amx --tuning-cache %t/cache.json 2>&1 | FileCheck %s --check-prefix=EMULATED
 // An entry tuned for other threads or another feature set is not taken.
 // RUN: attn-run %s --entry causal --num-threads 2 --tuning-cache %t/cache.json | FileCheck %s --check-prefix=OTHER
 // RUN: attn-run %s --entry causal --target-features=-avx512f --tuning-cache %t/cache.json | FileCheck %s --check-prefix=OTHER
@@ -48,6 +49,7 @@
 // GARBAGE: warning: tuning cache ignored: {{.*}}garbage.json: not an attn-mlir tuning cache:
 // THREADS: attn-run: error: --num-threads must be >= 0 (0: the OpenMP runtime's default), got -2
 // PLAIN: attn-run: error: --tune tunes the tiles of the plain attn-cpu-pipeline
+// EMULATED: attn-run: error: --tune with --emulate-amx: the tuner times the tiles, and emulated tile instructions (software, from a SIGILL each) would make AMX tiles the slowest; tune on a host with AMX or without --emulate-amx
 // SHORT: attn-run: tuning @short
 // SHORT: block-q=0 block-k=0
 // SHORT-NOT: block-q={{(6[5-9]|[7-9][0-9]|[1-9][0-9][0-9])}} 
