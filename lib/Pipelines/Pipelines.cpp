@@ -116,6 +116,11 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
   bool parallel = threads != 1;
   pm.addPass(parallel ? createForallToParallelLoopPass()
                       : createForallToForLoopPass());
+  // A parallel tile's temporaries on the stack, not a malloc and a free per
+  // tile: once the forall is loops (scf.forall is an automatic allocation
+  // scope itself, the loops it becomes are not).
+  if (!gpu)
+    pm.addNestedPass<func::FuncOp>(attn::createAttnStackTileBuffers());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   if (parallel) {
     ConvertSCFToOpenMPPassOptions openmp;

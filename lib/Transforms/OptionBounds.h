@@ -34,6 +34,9 @@ constexpr int64_t kMaxThreads = 4096;
 constexpr int64_t kMaxSubgroupSize = 128;
 constexpr int64_t kMaxWorkgroupRows = 1024;
 constexpr int64_t kMaxSharedMemory = int64_t(1) << 30;
+/// attn-stack-tile-buffers' max-bytes: 1 MiB (libomp's worker threads get
+/// 4 MiB of stack).
+constexpr int64_t kMaxStackTileBytes = int64_t(1) << 20;
 
 /// "PASS: NAME must be in [MIN, MAX]MEANING, got VALUE" at `op`'s location
 /// (the op itself is not printed), or success.

@@ -706,6 +706,62 @@ def AttnLowerStridedCopies : Pass<"attn-lower-strided-copies", "::mlir::func::Fu
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnStackTileBuffers : Pass<"attn-stack-tile-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Put the temporaries of each parallel tile (a query tile's scores, probabilities, row statistics) on the stack instead of a malloc and free per tile";
+  let description = [{
+    After bufferization and deallocation, the body of an `scf.forall` (one
+    query tile of attention, one block of GAT nodes) allocates its
+    temporaries with `memref.alloc` and frees them at its end:
+    `buffer-loop-hoisting` leaves them there, since each thread needs its
+    own. For attention with short tiles these are many small allocations
+    (bf16 on AMX tiles, L = 1024: nine buffers of 26 KB in all per 32-row
+    query tile, 2304 `malloc` / `free` pairs per call).
+
+    This pass runs once the forall is loops (`scf.forall` is an automatic
+    allocation scope itself; the loops it becomes are not) and moves such
+    buffers to the stack:
+    - in the body of an `scf.parallel`, as `memref.alloca`s inside a
+      `memref.alloca_scope` that wraps the body: the stack pointer is saved
+      and restored around each iteration, so the stack does not grow with
+      the trip count, and each OpenMP thread uses its own stack;
+    - in the body of an `scf.for` outside any `scf.parallel` (a forall on
+      one thread), as `memref.alloca`s at the start of the function: one
+      buffer in the function's frame for every iteration.
+
+    It takes an allocation directly in the loop body's block whose type is
+    static with the identity layout and int, float or index elements, whose
+    every use is in that block or nested in it, whose only deallocations
+    are `memref.dealloc`s in that block, and which no call receives; in
+    order, while the bytes taken stay within `max-bytes` (per parallel
+    body, and per function for the sequential loops; thread stacks are
+    8 MB for the main thread and 4 MB for libomp's workers). The rest stay
+    on the heap. `attn-cpu-pipeline` runs it right after
+    `scf-forall-to-parallel` / `scf-forall-to-for`.
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      %s = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
+      ...
+      memref.dealloc %s : memref<32x64xf32>
+      scf.reduce
+    }
+    // becomes
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      memref.alloca_scope {
+        %s = memref.alloca() {alignment = 64 : i64} : memref<32x64xf32>
+        ...
+      }
+      scf.reduce
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"131072",
+           "The most bytes of temporaries one parallel loop body (or the sequential loops of one function) takes on the stack">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AttnElideResultCopies : Pass<"attn-elide-result-copies", "::mlir::ModuleOp"> {
   let summary = "Compute private functions' results in their out-parameters instead of copying them there";
   let description = [{

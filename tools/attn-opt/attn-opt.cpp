@@ -43,7 +43,7 @@ static constexpr const char *kAttnPasses[] = {
     "attn-fold-scale",      "attn-lower-to-linalg", "attn-tile",
     "attn-lower-gat",       "attn-lower-gat-unfused", "attn-vectorize",
     "attn-lower-vectors",   "attn-lower-amx",       "attn-lower-strided-copies",
-    "attn-elide-result-copies",
+    "attn-stack-tile-buffers", "attn-elide-result-copies",
     "attn-distinct-results",
     "attn-expand-bf16",     "attn-sdpa-to-gpu",
     "attn-prepare-spirv-kernels", "attn-nest-spirv-modules",
