@@ -163,11 +163,14 @@ Value mlir::attn::buildFloatConstant(OpBuilder &b, Location loc, Type type,
 scf::ForallOp mlir::attn::buildAttentionForall(
     OpBuilder &b, Location loc, int64_t batch, int64_t heads, int64_t units,
     int64_t rows, int64_t ev, Type f,
-    llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body) {
+    llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body, Type outElem,
+    Type lseElem) {
   requireLoaded<scf::SCFDialect, tensor::TensorDialect, arith::ArithDialect,
                 linalg::LinalgDialect>(b, "buildAttentionForall");
-  Value outInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows, ev}, f);
-  Value lseInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows}, f);
+  Value outInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows, ev},
+                                          outElem ? outElem : f);
+  Value lseInit = tensor::EmptyOp::create(b, loc, {batch, heads, rows},
+                                          lseElem ? lseElem : f);
   auto forall = scf::ForallOp::create(
       b, loc,
       ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads),

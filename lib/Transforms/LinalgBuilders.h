@@ -174,12 +174,14 @@ Value buildDenseFromCsr(OpBuilder &b, Location loc, Value rowPtr, Value colIdx,
 
 /// The parallel loop of an attention lowering: an scf.forall over (batch,
 /// head, `units`) whose shared outputs are an empty `batch x heads x rows x
-/// ev` output and a `batch x heads x rows` lse of element type `f`; `body`
+/// ev` output and a `batch x heads x rows` lse of element type `f` (or
+/// `outElem` / `lseElem` where given: results rounded by the body); `body`
 /// builds the loop body (insertion point at its start).
 scf::ForallOp
 buildAttentionForall(OpBuilder &b, Location loc, int64_t batch, int64_t heads,
                      int64_t units, int64_t rows, int64_t ev, Type f,
-                     llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body);
+                     llvm::function_ref<void(OpBuilder &, scf::ForallOp)> body,
+                     Type outElem = {}, Type lseElem = {});
 
 /// Inserts, from the terminator of an attention forall (buildAttentionForall
 /// or one with the same shared outputs: the output, then the lse if any),

@@ -39,9 +39,12 @@ using namespace mlir::attn;
 namespace {
 
 /// The bf16 query, key and value of a widened attn.sdpa whose contractions
-/// run as bf16 pair dot products (TileSdpaBf16Dot).
+/// run as bf16 pair dot products (TileSdpaBf16Dot), and the element types
+/// of the original op's results: each query tile's rows are rounded to them
+/// as they are inserted (not the whole f32 result in a pass of its own).
 struct Bf16Operands {
   Value query, key, value;
+  Type outElem, lseElem;
 };
 
 /// Builds the tiled form of one attn.sdpa.
@@ -118,7 +121,8 @@ public:
         b, loc, batch, heads, /*units=*/nqt, /*rows=*/nqt * bq, ev, f,
         [&](OpBuilder &fb, scf::ForallOp loop) {
           buildQueryTile(fb, loc, loop);
-        });
+        },
+        bf16 ? bf16->outElem : Type(), bf16 ? bf16->lseElem : Type());
 
     // One value per op result (output, and lse when asked), with padded query
     // rows sliced off.
@@ -311,6 +315,12 @@ private:
         });
     AttentionRows rows = buildOnlineSoftmaxFinish(
         b, loc, {loop.getResult(0), loop.getResult(1), loop.getResult(2)});
+    if (bf16) {
+      if (bf16->outElem && bf16->outElem != f)
+        rows.output = buildConvertedElements(b, loc, rows.output, bf16->outElem);
+      if (rows.lse && bf16->lseElem && bf16->lseElem != f)
+        rows.lse = buildConvertedElements(b, loc, rows.lse, bf16->lseElem);
+    }
 
     buildInsertAttentionRows(b, loc, forall, bIdx, hIdx, q0, bq, ev,
                              rows.output, rows.lse);
@@ -711,11 +721,18 @@ struct TileSdpaBf16Dot : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(
           op, "computed in f32: slow bf16 dot products and no AMX tiles");
     auto wide = cast<SdpaOp>(buildWidenedClone(rewriter, op));
+    auto elementOf = [&](unsigned i) -> Type {
+      return i < op->getNumResults()
+                 ? cast<RankedTensorType>(op->getResult(i).getType())
+                       .getElementType()
+                 : Type();
+    };
     SdpaTiler tiler(wide, bq, bk,
-                    Bf16Operands{op.getQuery(), op.getKey(), op.getValue()});
+                    Bf16Operands{op.getQuery(), op.getKey(), op.getValue(),
+                                 elementOf(0), elementOf(1)});
     SmallVector<Value> results = tiler.build(rewriter);
     rewriter.eraseOp(wide);
-    rewriter.replaceOp(op, narrowResults(rewriter, op, results));
+    rewriter.replaceOp(op, results);
     return success();
   }
 

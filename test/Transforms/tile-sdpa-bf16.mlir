@@ -51,7 +51,12 @@
 // CHECK:       arith.addf
 // CHECK:     %[[PP:.+]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2]] output_shape [4, 4, 2]
 // CHECK:     linalg.generic {{.*}} ins(%[[PP]], %[[VTILE]] : tensor<4x4x2xbf16>, tensor<4x6x2xbf16>) outs(%{{.+}} : tensor<4x6xf32>)
-// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// Each query tile's rows are rounded to bf16 as they are inserted: the
+// forall's output is bf16, with no f32 result rounded in a pass of its own.
+// CHECK:   linalg.generic {{.*}} ins(%{{.+}} : tensor<4x6xf32>) outs(%{{.+}} : tensor<4x6xbf16>)
+// CHECK:     arith.truncf %{{.+}} : f32 to bf16
+// CHECK:   tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, 0] [1, 1, 4, 6] [1, 1, 1, 1] : tensor<4x6xbf16> into tensor<1x2x8x6xbf16>
+// CHECK-NOT: linalg.generic
 // CHECK: return %{{.+}} : tensor<1x2x8x6xbf16>
 
 // WIDE-LABEL: func @dense
