@@ -535,6 +535,20 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
         sizes[n - 1] = vectorDivisorAtMost(ranges[n - 1], lanes, lanes);
         return sizes;
       }
+      // The same of 32-bit pairs of 16-bit values (bf16 K^T laid out for
+      // dot products: keys x E/2 x 2 into E/2 x keys x 2): lanes x lanes
+      // blocks of whole pairs, which attn-lower-vectors transposes as
+      // 32-bit lanes (PairTransposeAsI32). Element by element, each pair
+      // was a copy of its own.
+      if (n >= 3 && ranges[n - 1] == 2 && perm[n - 1] == int64_t(n - 1) &&
+          perm[n - 2] == int64_t(n - 3) && perm[n - 3] == int64_t(n - 2) &&
+          getElementTypeOrSelf(transpose.getInput().getType())
+                  .getIntOrFloatBitWidth() == 16) {
+        sizes[n - 3] = vectorDivisorAtMost(ranges[n - 3], lanes, lanes);
+        sizes[n - 2] = vectorDivisorAtMost(ranges[n - 2], lanes, lanes);
+        sizes[n - 1] = 0;
+        return sizes;
+      }
     }
     // Elementwise ops and reductions: one row at a time, the last dim (and a
     // trailing reduction) vectorized. A short reduction right before a
@@ -1555,6 +1569,212 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
   }
 };
 
+/// Whether `type`'s two innermost dims are a static pair of contiguous
+/// 16-bit values whose rows follow each other (strides 2, 1): they collapse
+/// into one dim.
+static bool hasContiguousPairs(MemRefType type) {
+  int64_t rank = type.getRank();
+  if (rank < 2 || type.getDimSize(rank - 1) != 2 ||
+      ShapedType::isDynamic(type.getDimSize(rank - 2)) ||
+      type.getElementType().getIntOrFloatBitWidth() != 16)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides[rank - 1] == 1 && strides[rank - 2] == 2;
+}
+
+/// The memref with its innermost pair dim merged into the one before it,
+/// and the transfer's indices into it (the row's index doubled plus the
+/// pair's).
+static std::pair<Value, SmallVector<Value>>
+collapsePairs(PatternRewriter &rewriter, Location loc, Value memref,
+              ValueRange indices) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t rank = type.getRank();
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 2, rank - 1});
+  Value collapsed =
+      memref::CollapseShapeOp::create(rewriter, loc, memref, groups);
+  SmallVector<Value> newIndices(indices.drop_back(2));
+  Value two = arith::ConstantIndexOp::create(rewriter, loc, 2);
+  newIndices.push_back(arith::AddIOp::create(
+      rewriter, loc,
+      arith::MulIOp::create(rewriter, loc, indices[rank - 2], two),
+      indices[rank - 1]));
+  return {collapsed, newIndices};
+}
+
+/// Whether `op` reads or writes whole pairs in bounds, unmasked, with a
+/// minor identity map over all of the memref's dims.
+static bool isWholePairTransfer(VectorTransferOpInterface op) {
+  auto memrefType = dyn_cast<MemRefType>(op.getShapedType());
+  VectorType vectorType = op.getVectorType();
+  return memrefType && hasContiguousPairs(memrefType) && !op.getMask() &&
+         vectorType.getRank() == memrefType.getRank() &&
+         vectorType.getShape().back() == 2 &&
+         op.getPermutationMap().isMinorIdentity() &&
+         llvm::all_of(op.getInBoundsValues(), [](bool b) { return b; });
+}
+
+/// A transfer of 16-bit pairs (`... x rows x cols x 2`, the pairs of each
+/// row contiguous) as a transfer of whole rows (`... x rows x 2cols`): the
+/// pair layouts' transposes read and write rows of 32 contiguous values,
+/// which the transfer lowering otherwise split into one 32-bit load or
+/// store per pair.
+struct TransferReadPairsAsRows : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isWholePairTransfer(op))
+      return rewriter.notifyMatchFailure(op, "not a read of whole pairs");
+    Location loc = op.getLoc();
+    auto [collapsed, indices] =
+        collapsePairs(rewriter, loc, op.getBase(), op.getIndices());
+    VectorType type = op.getVectorType();
+    SmallVector<int64_t> shape(type.getShape().drop_back());
+    shape.back() *= 2;
+    auto rowsType = VectorType::get(shape, type.getElementType());
+    Value rows = vector::TransferReadOp::create(
+        rewriter, loc, rowsType, collapsed, indices, op.getPadding(),
+        SmallVector<bool>(shape.size(), true));
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, type, rows);
+    return success();
+  }
+};
+
+struct TransferWritePairsAsRows : OpRewritePattern<vector::TransferWriteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferWriteOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<MemRefType>(op.getShapedType()) || !isWholePairTransfer(op))
+      return rewriter.notifyMatchFailure(op, "not a write of whole pairs");
+    Location loc = op.getLoc();
+    auto [collapsed, indices] =
+        collapsePairs(rewriter, loc, op.getBase(), op.getIndices());
+    VectorType type = op.getVectorType();
+    SmallVector<int64_t> shape(type.getShape().drop_back());
+    shape.back() *= 2;
+    Value rows = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get(shape, type.getElementType()),
+        op.getVector());
+    rewriter.replaceOpWithNewOp<vector::TransferWriteOp>(
+        op, rows, collapsed, indices, SmallVector<bool>(shape.size(), true));
+    return success();
+  }
+};
+
+/// A transpose of 32-bit pairs of 16-bit values (the bf16 K^T of the dot
+/// products: a block of keys x E/2 pairs into E/2 x keys) as a transpose of
+/// 32-bit lanes: the pairs bitcast to i32, the lanes x lanes i32 block
+/// transposed (the 16 x 16 shuffle sequence on AVX-512), bitcast back.
+/// Leading unit dims are dropped and restored with shape casts.
+struct PairTransposeAsI32 : OpRewritePattern<vector::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getSourceVectorType();
+    ArrayRef<int64_t> shape = type.getShape();
+    ArrayRef<int64_t> perm = op.getPermutation();
+    int64_t n = type.getRank();
+    if (type.isScalable() || n < 3 ||
+        type.getElementType().getIntOrFloatBitWidth() != 16 ||
+        shape[n - 1] != 2 || perm[n - 1] != n - 1 || perm[n - 2] != n - 3 ||
+        perm[n - 3] != n - 2)
+      return rewriter.notifyMatchFailure(op, "not a transpose of pairs");
+    for (int64_t i = 0; i < n - 3; ++i)
+      if (perm[i] != i || shape[i] != 1)
+        return rewriter.notifyMatchFailure(op, "leading dims not units");
+    Location loc = op.getLoc();
+    int64_t rows = shape[n - 3], cols = shape[n - 2];
+    Type half = type.getElementType(), i32 = rewriter.getI32Type();
+    Value flat = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({rows, cols * 2}, half), op.getVector());
+    Value lanes = vector::BitCastOp::create(
+        rewriter, loc, VectorType::get({rows, cols}, i32), flat);
+    Value swapped = vector::TransposeOp::create(rewriter, loc, lanes,
+                                                ArrayRef<int64_t>{1, 0});
+    Value back = vector::BitCastOp::create(
+        rewriter, loc, VectorType::get({cols, rows * 2}, half), swapped);
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, op.getResultVectorType(),
+                                                     back);
+    return success();
+  }
+};
+
+/// A transpose of two rows of 16-bit values into pairs (bf16 V laid out for
+/// dot products: `... x 2 x n` into `... x n x 2`, leading dims units) as one
+/// interleaving shuffle of the rows on i16 lanes, flat, so that the write's
+/// shape cast folds into it (TransferWritePairsAsRows).
+struct InterleaveRowsAsI16 : OpRewritePattern<vector::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getSourceVectorType();
+    ArrayRef<int64_t> shape = type.getShape();
+    ArrayRef<int64_t> perm = op.getPermutation();
+    int64_t rank = type.getRank();
+    Type element = type.getElementType();
+    if (type.isScalable() || rank < 2 || !(element.isBF16() || element.isF16()) ||
+        shape[rank - 2] != 2 || perm[rank - 1] != rank - 2 ||
+        perm[rank - 2] != rank - 1)
+      return rewriter.notifyMatchFailure(op, "not two rows into pairs");
+    for (int64_t i = 0; i < rank - 2; ++i)
+      if (perm[i] != i || shape[i] != 1)
+        return rewriter.notifyMatchFailure(op, "leading dims not units");
+    Location loc = op.getLoc();
+    int64_t n = shape[rank - 1];
+    Type i16 = rewriter.getI16Type();
+    Value rows = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({2 * n}, element), op.getVector());
+    Value ints = arith::BitcastOp::create(
+        rewriter, loc, VectorType::get({2 * n}, i16), rows);
+    SmallVector<int64_t> mask;
+    for (int64_t j = 0; j < n; ++j) {
+      mask.push_back(j);
+      mask.push_back(n + j);
+    }
+    Value pairs = vector::ShuffleOp::create(rewriter, loc, ints, ints, mask);
+    Value back = arith::BitcastOp::create(
+        rewriter, loc, VectorType::get({2 * n}, element), pairs);
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(
+        op, op.getResultVectorType(), back);
+    return success();
+  }
+};
+
+/// A transpose of bf16 or f16 values (bf16 V laid out for dot products:
+/// rows 2t and 2t + 1 interleaved) on i16 lanes: LLVM lowers shuffles of
+/// 16-bit floats element by element (vpextrw / vmovw / vinserti per value),
+/// of i16 as word permutes.
+struct HalfTransposeAsI16 : OpRewritePattern<vector::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getSourceVectorType();
+    Type element = type.getElementType();
+    if (type.isScalable() || !(element.isBF16() || element.isF16()))
+      return rewriter.notifyMatchFailure(op, "not 16-bit floats");
+    Location loc = op.getLoc();
+    Type i16 = rewriter.getI16Type();
+    Value ints = arith::BitcastOp::create(rewriter, loc, type.clone(i16),
+                                          op.getVector());
+    Value swapped =
+        vector::TransposeOp::create(rewriter, loc, ints, op.getPermutation());
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getResultVectorType(),
+                                                  swapped);
+    return success();
+  }
+};
+
 /// f32 -> bf16 rounding of whole 32-value chunks on AVX512-BF16 as
 /// `vcvtne2ps2bf16`, two vectors per instruction: LLVM lowers an `fptrunc`
 /// to bfloat 16 values at a time (`vcvtneps2bf16` into a ymm) and joins the
@@ -1684,6 +1904,37 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
       if (failed(applyOpPatternsGreedily(outerReductions, std::move(outer),
                                          config)))
         return signalPassFailure();
+    }
+
+    // The reads and writes of 16-bit transposes (the bf16 pair layouts of
+    // K^T and V, once per call) as whole rows of pairs.
+    // The transposes themselves go to integer lanes here too, so that the
+    // shape casts between the rows and the pairs fold away before they are
+    // lowered (element by element).
+    SmallVector<Operation *> pairTransfers;
+    func.walk([&](vector::TransposeOp transpose) {
+      if (transpose.getSourceVectorType().getElementType()
+              .getIntOrFloatBitWidth() != 16)
+        return;
+      pairTransfers.push_back(transpose);
+      if (auto read =
+              transpose.getVector().getDefiningOp<vector::TransferReadOp>())
+        pairTransfers.push_back(read);
+      for (Operation *user : transpose->getUsers())
+        if (isa<vector::TransferWriteOp>(user))
+          pairTransfers.push_back(user);
+    });
+    if (!pairTransfers.empty()) {
+      RewritePatternSet rows(&getContext());
+      rows.add<TransferReadPairsAsRows, TransferWritePairsAsRows>(
+          &getContext());
+      rows.add<PairTransposeAsI32, InterleaveRowsAsI16>(&getContext(),
+                                                        /*benefit=*/2);
+      rows.add<HalfTransposeAsI16>(&getContext());
+      vector::ShapeCastOp::getCanonicalizationPatterns(rows, &getContext());
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      (void)applyOpPatternsGreedily(pairTransfers, std::move(rows), config);
     }
 
     RewritePatternSet patterns(&getContext());

@@ -172,6 +172,23 @@ func.func @transpose_blocks(%k: tensor<2x64x32xf32>) -> tensor<2x32x64xf32> {
 
 // -----
 
+// The bf16 K^T of the dot products (keys x E/2 pairs into E/2 x keys, each
+// pair whole) goes in blocks of lanes x lanes pairs, like a 32-bit
+// transpose (attn-lower-vectors: PairTransposeAsI32), not pair by pair.
+// CHECK-LABEL: func @pair_transpose_blocks
+// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c16
+// CHECK:   scf.for %{{.+}} = %c0 to %c64 step %c16
+// CHECK:     %[[IN:.+]] = vector.transfer_read {{.*}} : tensor<1x16x16x2xbf16>, vector<1x16x16x2xbf16>
+// CHECK:     vector.transpose %[[IN]], [0, 2, 1, 3] : vector<1x16x16x2xbf16> to vector<1x16x16x2xbf16>
+// CHECK:     vector.transfer_write
+func.func @pair_transpose_blocks(%k: tensor<1x64x32x2xbf16>) -> tensor<1x32x64x2xbf16> {
+  %e = tensor.empty() : tensor<1x32x64x2xbf16>
+  %t = linalg.transpose ins(%k : tensor<1x64x32x2xbf16>) outs(%e : tensor<1x32x64x2xbf16>) permutation = [0, 2, 1, 3]
+  return %t : tensor<1x32x64x2xbf16>
+}
+
+// -----
+
 // A large op whose first loop is too short to share out (batch 1) is split
 // along its outermost parallel loop with at least parallel-chunks iterations
 // (the heads of attn-tile's K^T).
