@@ -1491,8 +1491,20 @@ Value mapChunks(PatternRewriter &rewriter, Location loc, VectorType resultType,
 /// 9 instead of 11; the load, the store and P's rounding not counted). The
 /// two agree wherever the exp uses them, t in [-126.5, 1/2]; below,
 /// buildExpOfNonPositive's select makes the result 0 either way.
+///
+/// With AVX512DQ the rounding goes too: `vreduceps` computes u - floor(u) in
+/// one instruction where `vrndscaleps` is two (one per cycle against two on
+/// the Golden Cove cores of Sapphire Rapids, measured), and `vscalefps`
+/// takes the floor of its exponent itself. With u = t + 1/2 (one FMA with
+/// the product t = x log2(e) where t is one):
+///   g = t - n  ->  reduce_floor(u) - 1/2,   2^n p  ->  scalef(p, u),
+/// and the underflow test t < -126 becomes u < -125.5: n = floor(t + 1/2)
+/// is t rounded half up, g in [-1/2, 1/2) as before, one vector op less
+/// per vector of scores.
 struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
-  using OpRewritePattern::OpRewritePattern;
+  Exp2ScaleAsScalef(MLIRContext *ctx, bool reduce)
+      : OpRewritePattern(ctx), reduce(reduce) {}
+  bool reduce;
 
   /// Whether `v` is a float constant (scalar or splat) equal to `value`.
   static bool isFloat(Value v, double value) {
@@ -1539,19 +1551,75 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
     }
     Location loc = op.getLoc();
     Value t = shifted.getLhs();
-    // n where t + M was, ahead of every use.
-    rewriter.setInsertionPoint(shifted);
-    Value n = math::RoundEvenOp::create(rewriter, loc, t);
-    for (arith::SubFOp sub : roundings)
-      rewriter.replaceOp(sub, n);
-    rewriter.setInsertionPoint(op);
-    // vscalefps on each 16 lanes of the flattened vectors.
     auto lanes = VectorType::get({16}, rewriter.getF32Type());
     Value allLanes = arith::ConstantIntOp::create(rewriter, loc,
                                                   rewriter.getI16Type(), -1);
     // _MM_FROUND_CUR_DIRECTION.
     Value rounding =
         arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 4);
+    // With vreduceps: every use of n must be a fraction t - n.
+    SmallVector<arith::SubFOp> fractions;
+    bool fractionsOnly = reduce;
+    for (arith::SubFOp sub : roundings)
+      for (Operation *user : sub->getUsers()) {
+        auto g = dyn_cast<arith::SubFOp>(user);
+        if (!g || g.getLhs() != t || g.getRhs() != sub.getResult())
+          fractionsOnly = false;
+        else
+          fractions.push_back(g);
+      }
+    Value exponent;
+    if (fractionsOnly) {
+      rewriter.setInsertionPoint(shifted);
+      Value half = arith::ConstantOp::create(
+          rewriter, loc, type, DenseElementsAttr::get(type, 0.5f));
+      // u = x c + 1/2 in one FMA where t = x c.
+      Value u;
+      auto product = t.getDefiningOp<arith::MulFOp>();
+      if (product)
+        u = math::FmaOp::create(rewriter, loc, product.getLhs(),
+                                product.getRhs(), half);
+      else
+        u = arith::AddFOp::create(rewriter, loc, t, half);
+      StringAttr intrinsic =
+          rewriter.getStringAttr("llvm.x86.avx512.mask.reduce.ps.512");
+      // imm 9: round down (01), precision exception suppressed (1000).
+      Value imm =
+          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 9);
+      Value frac = mapChunks(rewriter, loc, type, {u}, 16,
+                             [&](ValueRange chunk) -> Value {
+                               return LLVM::CallIntrinsicOp::create(
+                                          rewriter, loc, lanes, intrinsic,
+                                          ValueRange{chunk[0], imm, chunk[0],
+                                                     allLanes, rounding})
+                                   .getResult(0);
+                             });
+      Value g = arith::SubFOp::create(rewriter, loc, frac, half);
+      for (arith::SubFOp fraction : fractions)
+        rewriter.replaceOp(fraction, g);
+      // The underflow test on u.
+      for (Operation *user : llvm::make_early_inc_range(t.getUsers())) {
+        auto cmp = dyn_cast<arith::CmpFOp>(user);
+        if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OLT ||
+            cmp.getLhs() != t || !isFloat(cmp.getRhs(), -126.0))
+          continue;
+        rewriter.setInsertionPoint(cmp);
+        Value bound = arith::ConstantOp::create(
+            rewriter, loc, type, DenseElementsAttr::get(type, -125.5f));
+        rewriter.replaceOpWithNewOp<arith::CmpFOp>(
+            cmp, arith::CmpFPredicate::OLT, u, bound);
+      }
+      exponent = u;
+    } else {
+      // n where t + M was, ahead of every use.
+      rewriter.setInsertionPoint(shifted);
+      exponent = math::RoundEvenOp::create(rewriter, loc, t);
+      for (arith::SubFOp sub : roundings)
+        rewriter.replaceOp(sub, exponent);
+    }
+    Value n = exponent;
+    rewriter.setInsertionPoint(op);
+    // vscalefps on each 16 lanes of the flattened vectors.
     rewriter.replaceOp(
         op, mapChunks(rewriter, loc, type, {op.getLhs(), n}, 16,
                       [&](ValueRange chunk) -> Value {
@@ -1943,7 +2011,8 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     patterns.add<ErfAsRational>(&getContext(), /*benefit=*/2);
     patterns.add<RowReductionTree>(&getContext(), target.f32Lanes());
     if (target.hasFeature("avx512f") && target.f32Lanes() == 16)
-      patterns.add<Exp2ScaleAsScalef>(&getContext());
+      patterns.add<Exp2ScaleAsScalef>(&getContext(),
+                                      target.hasFeature("avx512dq"));
     if (target.hasBf16DotProduct())
       patterns.add<TruncFToBf16Pairs>(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
