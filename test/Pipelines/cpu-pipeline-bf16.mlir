@@ -10,7 +10,7 @@
 // products are slower than its FMAs), f32 FMAs.
 //
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | FileCheck %s --check-prefix=LLVM
-// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT --implicit-check-not=vcvtneps2bf16
+// RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver4" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=DOT --implicit-check-not=vcvtneps2bf16 --implicit-check-not='vrndscaleps $8'
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids target-features=-amx-tile" | mlir-translate --mlir-to-llvmir | llc -O3 | FileCheck %s --check-prefix=FMA
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=sapphirerapids" | mlir-translate --mlir-to-llvmir | llc -O3 > %t.amx.s
 // RUN: FileCheck %s --check-prefix=AMX < %t.amx.s
@@ -30,9 +30,11 @@
 // DOT-LABEL: sdpa:
 // DOT: vcvtne2ps2bf16
 // DOT: vdpbf16ps {{.*}}%zmm
-// The softmax's exp on AVX-512: n = vrndscaleps(t), p 2^n as vscalefps
-// (masked to 0 below 2^-126).
-// DOT: vrndscaleps $8
+// The softmax's exp on AVX-512 with AVX512DQ: the fraction as
+// vreduceps (rounding down u = t + 1/2), p 2^floor(u) as vscalefps (masked
+// to 0 below 2^-126); no vrndscaleps rounding t to n (the row statistics'
+// math.exp keeps MLIR's floor).
+// DOT: vreduceps $9
 // DOT: vscalefps {{.*}} {%k{{[0-7]}}} {z}
 // On AMX no contraction is a vdpbf16ps: the only ones are the row sums of
 // P, dot products with ones (two per 64-key row).
