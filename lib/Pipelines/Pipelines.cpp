@@ -118,7 +118,8 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
                       : createForallToForLoopPass());
   // A parallel tile's temporaries on the stack, not a malloc and a free per
   // tile: once the forall is loops (scf.forall is an automatic allocation
-  // scope itself, the loops it becomes are not).
+  // scope itself, so the canonicalizer would drop an alloca_scope in it;
+  // scf.for and scf.parallel are not).
   if (!gpu)
     pm.addNestedPass<func::FuncOp>(attn::createAttnStackTileBuffers());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -209,7 +209,8 @@ Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 /// a vector of f32. 2.0 ulp; where the caller rounds the result to
 /// `roundedTo` = bf16, a shorter polynomial within a twentieth of bf16's
 /// rounding (1.0e-4 relative).
-/// attn-lower-vectors turns its 2^n into vrndscaleps + vscalefps on AVX-512.
+/// attn-lower-vectors turns its 2^n into vrndscaleps + vscalefps on AVX-512
+/// (vreduceps + vscalefps with AVX512DQ).
 Value buildExpOfNonPositive(OpBuilder &b, Location loc, Value x,
                             Type roundedTo = {});
 

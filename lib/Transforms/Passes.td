@@ -614,7 +614,9 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       lanes hold pairs (bf16 row sums: units x 16 x 2 over the units and
       the pair, which `attn-lower-vectors` makes dot products with ones);
     - transposes of the two innermost dimensions (`K^T`): blocks of one
-      register's lanes squared (16 x 16 on AVX-512, 8 x 8 on AVX2);
+      register's lanes squared (16 x 16 on AVX-512, 8 x 8 on AVX2); so are
+      transposes of the two before a last dimension of two 16-bit values
+      (bf16 `K^T` in pairs), each pair whole;
     - the producer of a contraction's accumulator is fused into the
       contraction's tiles (tile-and-fuse along the parallel dimensions): a
       `linalg.fill` (a linear layer, GAT's projection, the scores `Q K^T`;
@@ -729,13 +731,17 @@ def AttnStackTileBuffers : Pass<"attn-stack-tile-buffers", "::mlir::func::FuncOp
       buffer in the function's frame for every iteration.
 
     It takes an allocation directly in the loop body's block whose type is
-    static with the identity layout and int, float or index elements, whose
-    every use is in that block or nested in it, whose only deallocations
-    are `memref.dealloc`s in that block, and which no call receives; in
-    order, while the bytes taken stay within `max-bytes` (per parallel
-    body, and per function for the sequential loops; thread stacks are
-    8 MB for the main thread and 4 MB for libomp's workers). The rest stay
-    on the heap. `attn-cpu-pipeline` runs it right after
+    static with the identity layout and int, float or index elements, that
+    is freed exactly once, by a `memref.dealloc` in that block, and that
+    stays in its iteration: every use of it, or of a memref made of it (a
+    view, a cast), is in that block or nested in it, and none is a
+    terminator (a yield), a loop or branch operand (an iter_arg) or a call;
+    in order, while the bytes taken stay within `max-bytes` (per outermost
+    parallel body, and per function for the sequential loops; thread
+    stacks are 8 MB for the main thread and 4 MB for libomp's workers).
+    Loops under another parallel op (a nested `scf.parallel`, an
+    `scf.forall`, an OpenMP region) are left alone, and so is the rest: it
+    stays on the heap. `attn-cpu-pipeline` runs it right after
     `scf-forall-to-parallel` / `scf-forall-to-for`.
 
     ```mlir
@@ -900,7 +906,9 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     degree 4, within 4.5e-7 of erf and clamped into [-1, 1], instead of
     MLIR's per-interval coefficients chosen by selects; on AVX-512 the softmax exp's
     2^n, built from the rounding sum t + 1.5 * 2^23 + 127 and a shift into the exponent,
-    becomes `vrndscaleps` and `vscalefps`; on AVX512-BF16, f32 -> bf16
+    becomes `vrndscaleps` and `vscalefps` (with AVX512DQ: the fraction as
+    `vreduceps` of u = t + 1/2 rounded down, p 2^floor(u) as `vscalefps`,
+    one op less); on AVX512-BF16, f32 -> bf16
     `arith.truncf` of whole 32-value chunks becomes `vcvtne2ps2bf16`, two
     vectors per instruction, where LLVM would round one at a time and join
     the halves, and sums of bf16 pairs into 16 lanes (the bf16 online
@@ -911,8 +919,11 @@ def AttnLowerVectors : Pass<"attn-lower-vectors", "::mlir::func::FuncOp"> {
     over the rows' vectors, two shuffles and one combine per pair of
     vectors, instead of one horizontal reduction per row; keeping the
     innermost dim: adds of whole vectors), broadcasts, shape casts,
-    transposes (16 x 16 blocks as in-register shuffles on AVX-512) and permuted transfers to
-    forms `convert-vector-to-llvm` handles. Float sum reductions get
+    transposes (16 x 16 blocks as in-register shuffles on AVX-512; of
+    16-bit values on integer lanes: a block of 32-bit pairs, bf16 K^T's, as
+    an i32 transpose, two rows interleaved into pairs, bf16 V's, as one
+    i16 shuffle, each read and written as whole rows of pairs) and permuted
+    transfers to forms `convert-vector-to-llvm` handles. Float sum reductions get
     `fastmath<reassoc>` (a tree instead of one dependent add per lane) and
     `maxnumf` reductions `fastmath<nnan>`: only the online softmax's row max
     uses maxnum, and it merely stabilises `exp` (a NaN score still reaches

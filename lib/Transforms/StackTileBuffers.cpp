@@ -27,7 +27,7 @@ using namespace mlir;
 namespace {
 
 /// The bytes of a static, identity-layout memref of int, float or index
-/// elements (index taken as 8 bytes), or nullopt.
+/// elements (index taken as 8 bytes), or nullopt (also past int64).
 std::optional<int64_t> staticBytes(MemRefType type) {
   if (!type.hasStaticShape() || !type.getLayout().isIdentity())
     return std::nullopt;
@@ -38,23 +38,64 @@ std::optional<int64_t> staticBytes(MemRefType type) {
                      : 0;
   if (bits == 0 || bits % 8 != 0)
     return std::nullopt;
-  return type.getNumElements() * (bits / 8);
+  int64_t bytes = bits / 8;
+  for (int64_t dim : type.getShape())
+    if (llvm::MulOverflow(bytes, dim, bytes))
+      return std::nullopt;
+  return bytes;
 }
 
-/// Whether `alloc`, in `body`, lives and dies there: every use is in the
-/// block or nested in it, it is freed only by memref.dealloc in the block
-/// itself, and no call receives it (a callee might keep it).
-bool livesInBlock(memref::AllocOp alloc, Block *body) {
-  for (Operation *user : alloc->getUsers()) {
-    Operation *inBody = body->findAncestorOpInBlock(*user);
-    if (!inBody)
+/// Whether the uses of `value` (an allocation of `body` or a view of it)
+/// stay within one iteration: every use is in the block or nested in it,
+/// and none hands the buffer on where it could outlive the iteration or be
+/// freed elsewhere: no yield or other terminator, no loop or branch
+/// operand (an iter_arg), no call (a callee might keep it), no
+/// deallocation outside the block itself; memrefs made of it (views,
+/// casts) are followed.
+bool staysInIteration(Value value, Block *body) {
+  for (Operation *user : value.getUsers()) {
+    if (!body->findAncestorOpInBlock(*user))
       return false;
-    if (isa<memref::DeallocOp>(user) && user->getBlock() != body)
+    if (isa<memref::DeallocOp>(user)) {
+      if (user->getBlock() != body)
+        return false;
+      continue;
+    }
+    if (user->hasTrait<OpTrait::IsTerminator>() ||
+        isa<RegionBranchOpInterface, CallOpInterface>(user))
       return false;
-    if (isa<CallOpInterface>(user))
-      return false;
+    // Any memref an op makes of it (views, casts) may alias it.
+    for (Value result : user->getResults())
+      if (isa<BaseMemRefType>(result.getType()) &&
+          !staysInIteration(result, body))
+        return false;
   }
   return true;
+}
+
+/// Whether `alloc`, in `body`, lives and dies there: freed exactly once by
+/// a memref.dealloc in the block itself, every use within the iteration.
+bool livesInBlock(memref::AllocOp alloc, Block *body) {
+  int64_t deallocs = 0;
+  for (Operation *user : alloc->getUsers())
+    if (isa<memref::DeallocOp>(user))
+      ++deallocs;
+  return deallocs == 1 && staysInIteration(alloc.getResult(), body);
+}
+
+/// Whether the ops between `loop` and the function run it on one thread
+/// (sequential control flow only: a loop under a parallel op, an OpenMP or
+/// async region, is not).
+bool runsSequentially(Operation *loop) {
+  for (Operation *parent = loop->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (isa<func::FuncOp>(parent))
+      return true;
+    if (!isa<scf::ForOp, scf::IfOp, scf::WhileOp, scf::ExecuteRegionOp,
+             scf::IndexSwitchOp, memref::AllocaScopeOp>(parent))
+      return false;
+  }
+  return false;
 }
 
 /// The allocations of `body` that may go on the stack, in order, while
@@ -103,7 +144,10 @@ struct StackTileBuffers
     // Parallel loops: each iteration's buffers on its thread's stack, in a
     // scope that gives them back at the iteration's end.
     func.walk([&](scf::ParallelOp loop) {
-      if (loop.getNumResults() != 0 || loop.getInitVals().size() != 0)
+      // Outermost parallel loops only: a nested one's body would take the
+      // whole budget again on the same thread's stack.
+      if (loop.getNumResults() != 0 || loop.getInitVals().size() != 0 ||
+          !runsSequentially(loop))
         return;
       int64_t budget = maxBytes;
       SmallVector<memref::AllocOp> taken =
@@ -133,7 +177,7 @@ struct StackTileBuffers
     int64_t budget = maxBytes;
     SmallVector<memref::AllocOp> taken;
     func.walk([&](scf::ForOp loop) {
-      if (loop->getParentOfType<scf::ParallelOp>())
+      if (!runsSequentially(loop))
         return;
       taken.append(candidates(loop.getBody(), budget));
     });

@@ -540,10 +540,14 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       // blocks of whole pairs, which attn-lower-vectors transposes as
       // 32-bit lanes (PairTransposeAsI32). Element by element, each pair
       // was a copy of its own.
+      Type element = getElementTypeOrSelf(transpose.getInput().getType());
+      bool leadingInPlace = true;
+      for (unsigned i = 0; i + 3 < n; ++i)
+        leadingInPlace &= perm[i] == int64_t(i);
       if (n >= 3 && ranges[n - 1] == 2 && perm[n - 1] == int64_t(n - 1) &&
           perm[n - 2] == int64_t(n - 3) && perm[n - 3] == int64_t(n - 2) &&
-          getElementTypeOrSelf(transpose.getInput().getType())
-                  .getIntOrFloatBitWidth() == 16) {
+          leadingInPlace && element.isIntOrFloat() &&
+          element.getIntOrFloatBitWidth() == 16) {
         sizes[n - 3] = vectorDivisorAtMost(ranges[n - 3], lanes, lanes);
         sizes[n - 2] = vectorDivisorAtMost(ranges[n - 2], lanes, lanes);
         sizes[n - 1] = 0;
@@ -1559,7 +1563,7 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
         arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 4);
     // With vreduceps: every use of n must be a fraction t - n.
     SmallVector<arith::SubFOp> fractions;
-    bool fractionsOnly = reduce;
+    bool fractionsOnly = reduce && !roundings.empty();
     for (arith::SubFOp sub : roundings)
       for (Operation *user : sub->getUsers()) {
         auto g = dyn_cast<arith::SubFOp>(user);
@@ -1569,7 +1573,7 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
           fractions.push_back(g);
       }
     Value exponent;
-    if (fractionsOnly) {
+    if (fractionsOnly && !fractions.empty()) {
       rewriter.setInsertionPoint(shifted);
       Value half = arith::ConstantOp::create(
           rewriter, loc, type, DenseElementsAttr::get(type, 0.5f));
@@ -1644,6 +1648,7 @@ static bool hasContiguousPairs(MemRefType type) {
   int64_t rank = type.getRank();
   if (rank < 2 || type.getDimSize(rank - 1) != 2 ||
       ShapedType::isDynamic(type.getDimSize(rank - 2)) ||
+      !type.getElementType().isIntOrFloat() ||
       type.getElementType().getIntOrFloatBitWidth() != 16)
     return false;
   SmallVector<int64_t> strides;
@@ -1751,7 +1756,7 @@ struct PairTransposeAsI32 : OpRewritePattern<vector::TransposeOp> {
     ArrayRef<int64_t> shape = type.getShape();
     ArrayRef<int64_t> perm = op.getPermutation();
     int64_t n = type.getRank();
-    if (type.isScalable() || n < 3 ||
+    if (type.isScalable() || n < 3 || !type.getElementType().isIntOrFloat() ||
         type.getElementType().getIntOrFloatBitWidth() != 16 ||
         shape[n - 1] != 2 || perm[n - 1] != n - 1 || perm[n - 2] != n - 3 ||
         perm[n - 3] != n - 2)
@@ -1981,8 +1986,8 @@ struct AttnLowerVectors : attn::impl::AttnLowerVectorsBase<AttnLowerVectors> {
     // lowered (element by element).
     SmallVector<Operation *> pairTransfers;
     func.walk([&](vector::TransposeOp transpose) {
-      if (transpose.getSourceVectorType().getElementType()
-              .getIntOrFloatBitWidth() != 16)
+      Type element = transpose.getSourceVectorType().getElementType();
+      if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() != 16)
         return;
       pairTransfers.push_back(transpose);
       if (auto read =

@@ -64,3 +64,20 @@ func.func @strided(%k: memref<64x32x2xbf16, strided<[128, 4, 1]>>, %out: memref<
   vector.transfer_write %t, %out[%c0, %c0, %c0] {in_bounds = [true, true, true]} : vector<16x16x2xbf16>, memref<32x64x2xbf16>
   return
 }
+
+// -----
+
+// Any other transpose of bf16 values runs on i16 lanes; a masked read of
+// pairs is not made rows.
+// CHECK-LABEL: func @other
+// CHECK: vector.transfer_read %{{.+}} : memref<4x8x2xbf16>, vector<4x8x2xbf16>
+// CHECK: arith.bitcast %{{.+}} : vector<4x8x2xbf16> to vector<4x8x2xi16>
+// CHECK: arith.bitcast %{{.+}} : vector<8x2x4xi16> to vector<8x2x4xbf16>
+// CHECK: return
+func.func @other(%a: memref<4x8x2xbf16>, %mask: vector<4x8x2xi1>) -> vector<8x2x4xbf16> {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : bf16
+  %v = vector.transfer_read %a[%c0, %c0, %c0], %pad, %mask {in_bounds = [true, true, true]} : memref<4x8x2xbf16>, vector<4x8x2xbf16>
+  %t = vector.transpose %v, [1, 2, 0] : vector<4x8x2xbf16> to vector<8x2x4xbf16>
+  return %t : vector<8x2x4xbf16>
+}

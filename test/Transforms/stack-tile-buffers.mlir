@@ -109,6 +109,63 @@ func.func @kept(%n: index, %cond: i1) {
 
 // -----
 
+// Left on the heap: a buffer a sequential loop yields (the next iteration
+// frees it: one frame buffer would alias the previous iteration's), one
+// passed to a nested loop as its iter_arg, a buffer without its own
+// dealloc, one whose view is yielded, and the buffers of a loop under an
+// scf.forall (its iterations run at once) or of a parallel loop nested in
+// another (one budget per thread's stack).
+// CHECK-LABEL: func.func @escapes
+// CHECK-NOT: memref.alloca
+// CHECK: return
+func.func @escapes(%init: memref<4xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %init) -> (memref<4xf32>) {
+    %new = memref.alloc() : memref<4xf32>
+    memref.copy %acc, %new : memref<4xf32> to memref<4xf32>
+    memref.dealloc %acc : memref<4xf32>
+    scf.yield %new : memref<4xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %b = memref.alloc() : memref<4xf32>
+    %inner = scf.for %j = %c0 to %c8 step %c1 iter_args(%x = %b) -> (memref<4xf32>) {
+      scf.yield %x : memref<4xf32>
+    }
+    memref.dealloc %inner : memref<4xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %undeallocated = memref.alloc() : memref<4xf32>
+    %one = arith.constant 1.0 : f32
+    memref.store %one, %undeallocated[%c0] : memref<4xf32>
+  }
+  %v = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %init) -> (memref<4xf32>) {
+    %wide = memref.alloc() : memref<8xf32>
+    %view = memref.subview %wide[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+    %cast = memref.cast %view : memref<4xf32, strided<[1]>> to memref<4xf32>
+    memref.dealloc %wide : memref<8xf32>
+    scf.yield %cast : memref<4xf32>
+  }
+  scf.forall (%k) in (8) {
+    scf.for %i = %c0 to %c8 step %c1 {
+      %t = memref.alloc() : memref<4xf32>
+      memref.dealloc %t : memref<4xf32>
+    }
+  }
+  scf.parallel (%j) = (%c0) to (%c8) step (%c1) {
+    scf.parallel (%k) = (%c0) to (%c8) step (%c1) {
+      %t = memref.alloc() : memref<4xf32>
+      memref.dealloc %t : memref<4xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return %r : memref<4xf32>
+}
+
+// -----
+
 // The budget is bounded (thread stacks are a few MB).
 // RANGE: error: attn-stack-tile-buffers: max-bytes must be in [0, 1048576], got 2000000
 func.func @range() {
