@@ -1742,6 +1742,26 @@ struct TransferWritePairsAsRows : OpRewritePattern<vector::TransferWriteOp> {
   }
 };
 
+/// Whether `op` swaps dims `first` and `first + 1` of a vector of 16-bit
+/// elements, keeps every other dim in place, and all dims before `first`
+/// are units (the pair layouts' transposes, with their leading unit dims).
+static bool swapsUnitLedDims(vector::TransposeOp op, int64_t first) {
+  VectorType type = op.getSourceVectorType();
+  ArrayRef<int64_t> shape = type.getShape();
+  ArrayRef<int64_t> perm = op.getPermutation();
+  int64_t rank = type.getRank();
+  Type element = type.getElementType();
+  if (type.isScalable() || first < 0 || first + 1 >= rank ||
+      !element.isIntOrFloat() || element.getIntOrFloatBitWidth() != 16)
+    return false;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t from = i == first ? first + 1 : i == first + 1 ? first : i;
+    if (perm[i] != from || (i < first && shape[i] != 1))
+      return false;
+  }
+  return true;
+}
+
 /// A transpose of 32-bit pairs of 16-bit values (the bf16 K^T of the dot
 /// products: a block of keys x E/2 pairs into E/2 x keys) as a transpose of
 /// 32-bit lanes: the pairs bitcast to i32, the lanes x lanes i32 block
@@ -1754,16 +1774,9 @@ struct PairTransposeAsI32 : OpRewritePattern<vector::TransposeOp> {
                                 PatternRewriter &rewriter) const override {
     VectorType type = op.getSourceVectorType();
     ArrayRef<int64_t> shape = type.getShape();
-    ArrayRef<int64_t> perm = op.getPermutation();
     int64_t n = type.getRank();
-    if (type.isScalable() || n < 3 || !type.getElementType().isIntOrFloat() ||
-        type.getElementType().getIntOrFloatBitWidth() != 16 ||
-        shape[n - 1] != 2 || perm[n - 1] != n - 1 || perm[n - 2] != n - 3 ||
-        perm[n - 3] != n - 2)
+    if (n < 3 || shape[n - 1] != 2 || !swapsUnitLedDims(op, n - 3))
       return rewriter.notifyMatchFailure(op, "not a transpose of pairs");
-    for (int64_t i = 0; i < n - 3; ++i)
-      if (perm[i] != i || shape[i] != 1)
-        return rewriter.notifyMatchFailure(op, "leading dims not units");
     Location loc = op.getLoc();
     int64_t rows = shape[n - 3], cols = shape[n - 2];
     Type half = type.getElementType(), i32 = rewriter.getI32Type();
@@ -1792,16 +1805,11 @@ struct InterleaveRowsAsI16 : OpRewritePattern<vector::TransposeOp> {
                                 PatternRewriter &rewriter) const override {
     VectorType type = op.getSourceVectorType();
     ArrayRef<int64_t> shape = type.getShape();
-    ArrayRef<int64_t> perm = op.getPermutation();
     int64_t rank = type.getRank();
     Type element = type.getElementType();
-    if (type.isScalable() || rank < 2 || !(element.isBF16() || element.isF16()) ||
-        shape[rank - 2] != 2 || perm[rank - 1] != rank - 2 ||
-        perm[rank - 2] != rank - 1)
+    if (rank < 2 || !(element.isBF16() || element.isF16()) ||
+        shape[rank - 2] != 2 || !swapsUnitLedDims(op, rank - 2))
       return rewriter.notifyMatchFailure(op, "not two rows into pairs");
-    for (int64_t i = 0; i < rank - 2; ++i)
-      if (perm[i] != i || shape[i] != 1)
-        return rewriter.notifyMatchFailure(op, "leading dims not units");
     Location loc = op.getLoc();
     int64_t n = shape[rank - 1];
     Type i16 = rewriter.getI16Type();
