@@ -1561,9 +1561,10 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
     // _MM_FROUND_CUR_DIRECTION.
     Value rounding =
         arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 4);
-    // With vreduceps: every use of n must be a fraction t - n.
+    // With vreduceps: every use of n must be a fraction t - n (and there
+    // must be one).
     SmallVector<arith::SubFOp> fractions;
-    bool fractionsOnly = reduce && !roundings.empty();
+    bool fractionsOnly = reduce;
     for (arith::SubFOp sub : roundings)
       for (Operation *user : sub->getUsers()) {
         auto g = dyn_cast<arith::SubFOp>(user);
@@ -1621,11 +1622,10 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
       for (arith::SubFOp sub : roundings)
         rewriter.replaceOp(sub, exponent);
     }
-    Value n = exponent;
     rewriter.setInsertionPoint(op);
     // vscalefps on each 16 lanes of the flattened vectors.
     rewriter.replaceOp(
-        op, mapChunks(rewriter, loc, type, {op.getLhs(), n}, 16,
+        op, mapChunks(rewriter, loc, type, {op.getLhs(), exponent}, 16,
                       [&](ValueRange chunk) -> Value {
                         // x86vector.avx512.mask.scalef hands its operands in
                         // order to llvm.x86.avx512.mask.scalef.ps.512(a, b,
@@ -1693,6 +1693,14 @@ static bool isWholePairTransfer(VectorTransferOpInterface op) {
          llvm::all_of(op.getInBoundsValues(), [](bool b) { return b; });
 }
 
+/// The vector of whole rows (`... x rows x 2cols`) holding a vector of
+/// pairs (`... x rows x cols x 2`).
+static VectorType pairRowsType(VectorType pairs) {
+  SmallVector<int64_t> shape(pairs.getShape().drop_back());
+  shape.back() *= 2;
+  return VectorType::get(shape, pairs.getElementType());
+}
+
 /// A transfer of 16-bit pairs (`... x rows x cols x 2`, the pairs of each
 /// row contiguous) as a transfer of whole rows (`... x rows x 2cols`): the
 /// pair layouts' transposes read and write rows of 32 contiguous values,
@@ -1709,12 +1717,10 @@ struct TransferReadPairsAsRows : OpRewritePattern<vector::TransferReadOp> {
     auto [collapsed, indices] =
         collapsePairs(rewriter, loc, op.getBase(), op.getIndices());
     VectorType type = op.getVectorType();
-    SmallVector<int64_t> shape(type.getShape().drop_back());
-    shape.back() *= 2;
-    auto rowsType = VectorType::get(shape, type.getElementType());
+    VectorType rowsType = pairRowsType(type);
     Value rows = vector::TransferReadOp::create(
         rewriter, loc, rowsType, collapsed, indices, op.getPadding(),
-        SmallVector<bool>(shape.size(), true));
+        SmallVector<bool>(rowsType.getRank(), true));
     rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, type, rows);
     return success();
   }
@@ -1730,14 +1736,12 @@ struct TransferWritePairsAsRows : OpRewritePattern<vector::TransferWriteOp> {
     Location loc = op.getLoc();
     auto [collapsed, indices] =
         collapsePairs(rewriter, loc, op.getBase(), op.getIndices());
-    VectorType type = op.getVectorType();
-    SmallVector<int64_t> shape(type.getShape().drop_back());
-    shape.back() *= 2;
-    Value rows = vector::ShapeCastOp::create(
-        rewriter, loc, VectorType::get(shape, type.getElementType()),
-        op.getVector());
+    VectorType rowsType = pairRowsType(op.getVectorType());
+    Value rows =
+        vector::ShapeCastOp::create(rewriter, loc, rowsType, op.getVector());
     rewriter.replaceOpWithNewOp<vector::TransferWriteOp>(
-        op, rows, collapsed, indices, SmallVector<bool>(shape.size(), true));
+        op, rows, collapsed, indices,
+        SmallVector<bool>(rowsType.getRank(), true));
     return success();
   }
 };
