@@ -22,16 +22,16 @@ lit_passed=$passed
 # the lit suites that run the toolkit's own code (dialect, passes,
 # pipelines, tools, JIT numerics, every model kind against PyTorch) plus the
 # model-loader and IR fuzzers (test/fuzz/toolkit.test), and the GPU suite
-# (the Vulkan and CUDA runtimes instrumented; lavapipe, Mesa's driver, is
-# not). Two suppressions: allow_user_poisoning=0 (CMakeLists.txt says why)
-# and scripts/lsan.supp (two small allocations lavapipe never frees).
+# (the Vulkan and CUDA runtimes instrumented, test/fake-cuda's stand-in
+# CUDA driver too; lavapipe, Mesa's driver, is not). Two suppressions:
+# allow_user_poisoning=0 (CMakeLists.txt says why) and scripts/lsan.supp (two small allocations lavapipe never frees).
 asan="$ROOT/build-asan"
 if [[ -f "$asan/CMakeCache.txt" ]] && ! grep -q '^ATTN_SANITIZE:BOOL=ON' "$asan/CMakeCache.txt"; then
   cmake "$asan" -DATTN_SANITIZE=ON >/dev/null # a stale, uninstrumented tree
 fi
 export ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=1
 export LSAN_OPTIONS="suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0"
-gpu_runtimes=attn_cuda_runtime
+gpu_runtimes="attn_cuda_runtime attn-fake-cuda"
 if [[ -f "$ROOT/build/lib/libattn_vulkan_runtime.so" ]]; then
   gpu_runtimes+=" attn_vulkan_runtime"
 fi

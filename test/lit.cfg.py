@@ -20,6 +20,9 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+# test/fake-cuda/FakeCuda.cpp's libcuda.so.1 (a stand-in NVIDIA driver).
+config.substitutions.append(("%fake_cuda_dir",
+                             os.path.join(config.attn_obj_root, "test", "fake-cuda")))
 config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",

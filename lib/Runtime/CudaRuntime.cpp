@@ -180,8 +180,10 @@ Driver &readyDriver() {
 void check(Driver &d, CUresult r, const char *call) {
   if (r == 0)
     return;
-  const char *text = "unknown error";
-  d.cuGetErrorString(r, &text);
+  // The driver sets the text to NULL for a code it does not know.
+  const char *text = nullptr;
+  if (d.cuGetErrorString(r, &text) != 0 || !text)
+    fail(std::string(call) + " failed: CUDA error " + std::to_string(r));
   fail(std::string(call) + " failed: " + text);
 }
 

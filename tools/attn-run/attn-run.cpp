@@ -605,6 +605,9 @@ static int runFunction(JitModule &jit, func::FuncOp original) {
   for (HostTensor &t : *results)
     out.push_back(&t);
   std::vector<double> times, kernelTimes;
+  // What was said so far comes before anything the compiled code or a GPU
+  // runtime prints (a runtime's error exits the process).
+  llvm::outs().flush();
   if (gpuKernelClock)
     (void)gpuKernelClock(); // earlier kernels (another function's)
   for (unsigned r = 0; r < std::max(1u, unsigned(repeat)); ++r) {
@@ -913,6 +916,8 @@ int main(int argc, char **argv) {
     gpuKernelClock = gpu->takeKernelMilliseconds;
     llvm::outs() << "attn-run: " << gpu->target << " device '" << gpu->name
                  << "', subgroup size " << gpu->subgroupSize << "\n";
+    // Before the runtime loads the kernels (its errors exit the process).
+    llvm::outs().flush();
   }
   auto jit = JitModule::compile(*module, options);
   if (!jit)
