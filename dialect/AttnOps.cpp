@@ -486,8 +486,8 @@ struct GatLayerOperands {
       weightBiases, atts;
   /// A bipartite layer's destination features (Nd x Fd), null otherwise.
   Value xDst;
-  bool concat, addSelfLoops;
-  double slope;
+  bool concat = false, addSelfLoops = false;
+  double slope = 0;
   /// PyG's edge_dim: per-edge attributes, their projection and (GATConv's
   /// scalar edge term, `edgeAttention`) attention.
   Value edgeAttr, weightEdge, attEdge;
@@ -615,8 +615,9 @@ static LogicalResult verifyGatLayer(Operation *op, const GatLayerOperands &g) {
 LogicalResult GatOp::verify() {
   if (!getXDst() != !getWeightDst())
     return emitOpError("expects x_dst and weight_dst together");
-  GatLayerOperands g{getX(), getRowPtr(), getColIdx(), getBias(), getOutput(),
-                     getAlpha()};
+  GatLayerOperands g;
+  g.x = getX(), g.rowPtr = getRowPtr(), g.colIdx = getColIdx();
+  g.bias = getBias(), g.output = getOutput(), g.alpha = getAlpha();
   g.weights = {{"weight", getWeight()}};
   if (getXDst())
     g.dstWeights = {{"weight_dst", getWeightDst()}};
@@ -632,8 +633,9 @@ LogicalResult GatOp::verify() {
 }
 
 LogicalResult GatV2Op::verify() {
-  GatLayerOperands g{getX(), getRowPtr(), getColIdx(), getBias(), getOutput(),
-                     getAlpha()};
+  GatLayerOperands g;
+  g.x = getX(), g.rowPtr = getRowPtr(), g.colIdx = getColIdx();
+  g.bias = getBias(), g.output = getOutput(), g.alpha = getAlpha();
   g.weights = {{"weight_src", getWeightSrc()}};
   g.dstWeights = {{"weight_dst", getWeightDst()}};
   g.xDst = getXDst();

@@ -24,7 +24,8 @@ lit_passed=$passed
 # model-loader and IR fuzzers (test/fuzz/toolkit.test), and the GPU suite
 # (the Vulkan and CUDA runtimes instrumented, test/fake-cuda's stand-in
 # CUDA driver too; lavapipe, Mesa's driver, is not). Two suppressions:
-# allow_user_poisoning=0 (CMakeLists.txt says why) and scripts/lsan.supp (two small allocations lavapipe never frees).
+# allow_user_poisoning=0 (CMakeLists.txt says why) and scripts/lsan.supp
+# (two small allocations lavapipe never frees).
 asan="$ROOT/build-asan"
 if [[ -f "$asan/CMakeCache.txt" ]] && ! grep -q '^ATTN_SANITIZE:BOOL=ON' "$asan/CMakeCache.txt"; then
   cmake "$asan" -DATTN_SANITIZE=ON >/dev/null # a stale, uninstrumented tree

@@ -52,12 +52,13 @@ llvm::Expected<llvm::json::Value> mlir::attn::parseJson(llvm::StringRef text) {
           // Keys compare decoded: "he\u0061ds" is "heads" twice. A key
           // llvm::json cannot decode is left to its own error below.
           std::string key = raw.str();
-          if (raw.contains('\\'))
+          if (raw.contains('\\')) {
             if (llvm::Expected<llvm::json::Value> decoded =
                     llvm::json::parse(text.slice(stringStart - 1, offset + 1)))
               key = decoded->getAsString().value_or(raw).str();
             else
               llvm::consumeError(decoded.takeError());
+          }
           if (!scopes.back().keys.insert(key).second)
             return error(offset, "duplicate key '" + key + "'");
           scopes.back().expectKey = false;
