@@ -10,6 +10,7 @@
 
 #include "llvm/Support/ErrorHandling.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -104,7 +105,7 @@ Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x,
   auto c = [&](double v) { return buildFloatConstant(b, loc, type, v); };
   // exp(x) = 2^t, t = x log2(e) = n + g with n = round(t), |g| <= 1/2.
   // Adding 1.5 * 2^23 + 127 rounds t to an integer in the low mantissa
-  // bits, n + 127 (the biased exponent of 2^n) for t in [-126.5, 0.5].
+  // bits, n + 127 (the biased exponent of 2^n) for t in [-126.5, 127.5).
   Value t = arith::MulFOp::create(b, loc, x, c(1.4426950408889634));
   Value magic = c(12582912.0 + 127.0);
   Value shifted = arith::AddFOp::create(b, loc, t, magic);
@@ -497,10 +498,12 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
 
 OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
     OpBuilder &b, Location loc, Value scores, Value values,
-    const OnlineSoftmaxState &state, AffineMap valuesMap) {
+    const OnlineSoftmaxState &state, AffineMap valuesMap, bool lazyRescale) {
   requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
                 arith::ArithDialect, math::MathDialect>(
       b, "buildOnlineSoftmaxStep");
+  if (lazyRescale)
+    requireLoaded<scf::SCFDialect>(b, "buildOnlineSoftmaxStep");
   // Every update writes into the state tensor it replaces (outs = the state),
   // so a loop carrying the state bufferizes in place.
   MLIRContext *ctx = b.getContext();
@@ -528,6 +531,16 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   // the score, 2^(s log2(e) - c): c rounded to f32 is off m' log2(e) by up
   // to half its ulp, which past |m'| ~ 1.5e9 puts the largest score's
   // 2^(...) out of f32's range and empties the row; S - m' is exact there.)
+  // Lazily (`lazyRescale`): m' = max(m, rowmax S) only where rowmax S
+  // passes m + tau, else m stays (and a = 1), so that P = exp(S - m) <=
+  // e^tau = 2^8: FlashAttention-4's conditional rescale. The row's weights
+  // and l are then relative to a smaller offset than its max, which the
+  // result acc / l does not see; the accumulators are rescaled only in the
+  // steps where some row's max moved (below). tau = 8 ln 2: P, rounded to
+  // bf16 or not, keeps its relative precision up to 256, and l (at most
+  // 256 per key) stays far from f32's range.
+  Value tau = buildFloatConstant(b, loc, f, 8.0 * std::log(2.0));
+  Value one = buildFloatConstant(b, loc, f, 1.0);
   auto maxUpdate = linalg::GenericOp::create(
       b, loc,
       TypeRange{state.rowMax.getType(), tileMax.getType(), tileMax.getType()},
@@ -537,11 +550,23 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
       ArrayRef<AffineMap>{id1, id1, id1, id1}, parallel(1),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value newMax = arith::MaxNumFOp::create(nb, nloc, args[1], args[0]);
+        Value raise;
+        if (lazyRescale) {
+          // -inf + tau is -inf: a row's first allowed score raises it.
+          raise = arith::CmpFOp::create(
+              nb, nloc, arith::CmpFPredicate::OGT, args[0],
+              arith::AddFOp::create(nb, nloc, args[1], tau));
+          newMax = arith::SelectOp::create(nb, nloc, raise, newMax, args[1]);
+        }
         Value e = math::ExpOp::create(
             nb, nloc, arith::SubFOp::create(nb, nloc, args[1], newMax));
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             newMax, negInf);
-        Value alpha = arith::SelectOp::create(nb, nloc, empty, zero, e);
+        // A row with no allowed key yet has acc = 0 and l = 0: a = 1 leaves
+        // them as a = 0 would (and asks for no rescale).
+        Value alpha =
+            lazyRescale ? arith::SelectOp::create(nb, nloc, raise, e, one)
+                        : arith::SelectOp::create(nb, nloc, empty, zero, e);
         Value offset = arith::SelectOp::create(nb, nloc, empty, zero, newMax);
         linalg::YieldOp::create(nb, nloc, ValueRange{newMax, alpha, offset});
       });
@@ -549,14 +574,15 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
         offset = maxUpdate.getResult(2);
 
   // x *= a[row], in place.
-  auto rescale = [&](Value x, AffineMap alphaMap) {
+  auto rescale = [&](OpBuilder &rb, Value x, AffineMap alphaMap) {
     return buildElementwise(
-        b, loc, x, ValueRange{alpha}, {alphaMap},
+        rb, loc, x, ValueRange{alpha}, {alphaMap},
         [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
           return arith::MulFOp::create(nb, nloc, args[1], args[0]);
         });
   };
-  // P = exp(S - offset): S - offset <= 0 (or NaN) by construction. For
+  // P = exp(S - offset): S - offset <= 0 (or NaN) by construction, <= 8 ln 2
+  // with the lazy rescale. For
   // pair-packed bf16 values, P is rounded to bf16 as it is computed: the
   // dot products read it in bf16, and the row sum adds the same rounded
   // weights (so l normalises exactly the weights P V used).
@@ -603,10 +629,34 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
       sumIters.push_back(IteratorType::parallel);
     }
   }
+  // a l and a acc; lazily only in a step where some row's a is not 1
+  // (min a < 1).
+  Value scaledSum, scaledAcc;
+  if (lazyRescale) {
+    Value minAlpha =
+        buildLastDimReduction<arith::MinNumFOp>(b, loc, alpha, one);
+    Value moved = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OLT,
+        tensor::ExtractOp::create(b, loc, minAlpha, ValueRange{}), one);
+    auto rescaled = scf::IfOp::create(
+        b, loc, moved,
+        [&](OpBuilder &tb, Location tloc) {
+          scf::YieldOp::create(tb, tloc,
+                               ValueRange{rescale(tb, state.rowSum, alphaMap),
+                                          rescale(tb, state.acc, row2)});
+        },
+        [&](OpBuilder &eb, Location eloc) {
+          scf::YieldOp::create(eb, eloc, ValueRange{state.rowSum, state.acc});
+        });
+    scaledSum = rescaled.getResult(0);
+    scaledAcc = rescaled.getResult(1);
+  } else {
+    scaledSum = rescale(b, state.rowSum, alphaMap);
+  }
   Value newSum =
       linalg::GenericOp::create(
           b, loc, state.rowSum.getType(), ValueRange{sumInput},
-          ValueRange{rescale(state.rowSum, alphaMap)}, sumMaps, sumIters,
+          ValueRange{scaledSum}, sumMaps, sumIters,
           [&](OpBuilder &nb, Location nloc, ValueRange args) {
             Value p = args[0];
             if (bf16Pairs)
@@ -616,22 +666,24 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
                 arith::AddFOp::create(nb, nloc, p, args[1]).getResult());
           })
           .getResult(0);
+  // (Built after l', as the register tiles of P V expect it.)
+  if (!lazyRescale)
+    scaledAcc = rescale(b, state.acc, row2);
   if (bf16Pairs) {
     // acc' = a acc + P V over key pairs; dims (i, d, t, p): P pairs
     // (i, t, p), values (t, d, p).
     Value pairs =
         buildExpand(b, loc, probs, {tile[0], tile[1] / 2, 2}, {{0}, {1, 2}});
-    Value newAcc =
-        buildContractionInto(b, loc, pairs, dimsMap(ctx, 4, {0, 2, 3}), values,
-                             dimsMap(ctx, 4, {2, 1, 3}),
-                             rescale(state.acc, row2), dimsMap(ctx, 4, {0, 1}));
+    Value newAcc = buildContractionInto(
+        b, loc, pairs, dimsMap(ctx, 4, {0, 2, 3}), values,
+        dimsMap(ctx, 4, {2, 1, 3}), scaledAcc, dimsMap(ctx, 4, {0, 1}));
     return {newMax, newSum, newAcc};
   }
   // acc' = a acc + P V; dims (i, d, j).
   Value newAcc =
       buildContractionInto(b, loc, probs, dimsMap(ctx, 3, {0, 2}), values,
                            valuesMap ? valuesMap : dimsMap(ctx, 3, {2, 1}),
-                           rescale(state.acc, row2), dimsMap(ctx, 3, {0, 1}));
+                           scaledAcc, dimsMap(ctx, 3, {0, 1}));
   return {newMax, newSum, newAcc};
 }
 

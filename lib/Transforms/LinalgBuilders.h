@@ -146,10 +146,15 @@ OnlineSoftmaxState buildOnlineSoftmaxInit(OpBuilder &b, Location loc,
 /// then P is rounded to bf16 as it is computed (as FlashAttention rounds P
 /// to the input type before P V), paired the same way, and contracted over
 /// (pair, element) with f32 accumulation; l sums the same rounded P in f32.
+/// With `lazyRescale` (for accumulators in memory, as AMX's) a row's m
+/// moves only where its tile's max passes it by more than 8 ln 2 (P <= 2^8,
+/// a = 1 elsewhere), and acc is rescaled only in a step where some row's
+/// moved (an scf.if): FlashAttention-4's conditional rescale.
 OnlineSoftmaxState buildOnlineSoftmaxStep(OpBuilder &b, Location loc,
                                           Value scores, Value values,
                                           const OnlineSoftmaxState &state,
-                                          AffineMap valuesMap = {});
+                                          AffineMap valuesMap = {},
+                                          bool lazyRescale = false);
 
 /// The attention output of a finished online softmax.
 struct AttentionRows {
@@ -203,7 +208,8 @@ Value buildIndexCast(OpBuilder &b, Location loc, Value value);
 /// A float constant of type `type`: a scalar float type, or a vector of one
 /// (a splat).
 Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
-/// exp(x) for x <= 0, -inf or NaN (a softmax's S - max): arith ops, with
+/// exp(x) for x <= 0, -inf or NaN (a softmax's S - max; up to 8 ln 2 with
+/// the lazy rescale's stale max, and right for x up to 88): arith ops, with
 /// no range clamps (MLIR's polynomial math.exp needs them for any x),
 /// exactly 0 below 2^-126 and at -inf, NaN for NaN; math.exp unless f32 or
 /// a vector of f32. 2.0 ulp; where the caller rounds the result to

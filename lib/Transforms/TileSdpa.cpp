@@ -45,6 +45,9 @@ namespace {
 struct Bf16Operands {
   Value query, key, value;
   Type outElem, lseElem;
+  /// The accumulators live in memory between tile products (AMX): the
+  /// online softmax rescales them lazily (buildOnlineSoftmaxStep).
+  bool lazyRescale = false;
 };
 
 /// Builds the tiled form of one attn.sdpa.
@@ -427,7 +430,8 @@ private:
                      .getResult(0);
       }
       OnlineSoftmaxState next =
-          buildOnlineSoftmaxStep(sb, sloc, scores, vTile, state);
+          buildOnlineSoftmaxStep(sb, sloc, scores, vTile, state, {},
+                                 bf16 && bf16->lazyRescale);
       return {next.rowMax, next.rowSum, next.acc};
     };
     // Tiles a mask_mod region leaves empty, and graph tiles without edges,
@@ -714,10 +718,10 @@ struct TileSdpaBf16Dot : OpRewritePattern<SdpaOp> {
     // only AMX tiles make bf16 pay: tiles AMX would not take are computed
     // in f32. The query tile is block-q clamped to Lq, as SdpaTiler clamps
     // it (Lq past a multiple of it is padded: every tile has its rows).
-    if (target.hasSlowBf16DotProduct() &&
-        !(target.hasAmxBf16() &&
-          amxTakesAttentionTiles(std::clamp<int64_t>(bq, 1, q[2]), bk, q[3],
-                                 ev)))
+    bool amxTiles =
+        target.hasAmxBf16() &&
+        amxTakesAttentionTiles(std::clamp<int64_t>(bq, 1, q[2]), bk, q[3], ev);
+    if (target.hasSlowBf16DotProduct() && !amxTiles)
       return rewriter.notifyMatchFailure(
           op, "computed in f32: slow bf16 dot products and no AMX tiles");
     auto wide = cast<SdpaOp>(buildWidenedClone(rewriter, op));
@@ -729,7 +733,7 @@ struct TileSdpaBf16Dot : OpRewritePattern<SdpaOp> {
     };
     SdpaTiler tiler(wide, bq, bk,
                     Bf16Operands{op.getQuery(), op.getKey(), op.getValue(),
-                                 elementOf(0), elementOf(1)});
+                                 elementOf(0), elementOf(1), amxTiles});
     SmallVector<Value> results = tiler.build(rewriter);
     rewriter.eraseOp(wide);
     rewriter.replaceOp(op, results);
