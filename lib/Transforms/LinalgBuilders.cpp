@@ -539,8 +539,11 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   // steps where some row's max moved (below). tau = 8 ln 2: P, rounded to
   // bf16 or not, keeps its relative precision up to 256, and l (at most
   // 256 per key) stays far from f32's range.
-  Value tau = buildFloatConstant(b, loc, f, 8.0 * std::log(2.0));
-  Value one = buildFloatConstant(b, loc, f, 1.0);
+  Value tau, one;
+  if (lazyRescale) {
+    tau = buildFloatConstant(b, loc, f, 8.0 * std::log(2.0));
+    one = buildFloatConstant(b, loc, f, 1.0);
+  }
   auto maxUpdate = linalg::GenericOp::create(
       b, loc,
       TypeRange{state.rowMax.getType(), tileMax.getType(), tileMax.getType()},
@@ -581,11 +584,11 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
           return arith::MulFOp::create(nb, nloc, args[1], args[0]);
         });
   };
-  // P = exp(S - offset): S - offset <= 0 (or NaN) by construction, <= 8 ln 2
-  // with the lazy rescale. For
-  // pair-packed bf16 values, P is rounded to bf16 as it is computed: the
-  // dot products read it in bf16, and the row sum adds the same rounded
-  // weights (so l normalises exactly the weights P V used).
+  // P = exp(S - offset): S - offset <= 0 (or NaN) by construction (<= 8 ln 2
+  // with the lazy rescale). For pair-packed bf16 values, P is rounded to
+  // bf16 as it is computed: the dot products read it in bf16, and the row
+  // sum adds the same rounded weights (so l normalises exactly the weights
+  // P V used).
   auto packed = cast<RankedTensorType>(values.getType());
   bool bf16Pairs = packed.getRank() == 3 && packed.getElementType().isBF16();
   Type probType = bf16Pairs ? packed.getElementType() : f;
@@ -666,7 +669,8 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
                 arith::AddFOp::create(nb, nloc, p, args[1]).getResult());
           })
           .getResult(0);
-  // (Built after l', as the register tiles of P V expect it.)
+  // Otherwise a acc right before P V, where it was before the lazy form
+  // (the f32 register tiles fuse it into P V's).
   if (!lazyRescale)
     scaledAcc = rescale(b, state.acc, row2);
   if (bf16Pairs) {
