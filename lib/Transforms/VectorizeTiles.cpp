@@ -637,6 +637,53 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     return tiled->tiledOps.front();
   }
 
+  /// Sibling scf.foralls of one iteration space (the splits of
+  /// splitForThreads: bf16 attention's K^T and V pair layouts), where the
+  /// later reads nothing the earlier computes, become one forall: one
+  /// parallel region, one wake-up of the threads per call instead of two.
+  /// Tensors only: their dependences are their SSA uses.
+  static void fuseSiblingForalls(IRRewriter &rewriter, Block &block) {
+    SmallVector<scf::ForallOp> foralls;
+    for (Operation &op : block)
+      if (auto forall = dyn_cast<scf::ForallOp>(op))
+        foralls.push_back(forall);
+    auto sameSpace = [](scf::ForallOp a, scf::ForallOp b) {
+      auto equal = [](ArrayRef<OpFoldResult> x, ArrayRef<OpFoldResult> y) {
+        return x.size() == y.size() &&
+               llvm::all_of(llvm::zip(x, y), [](auto pair) {
+                 return isEqualConstantIntOrValue(std::get<0>(pair),
+                                                  std::get<1>(pair));
+               });
+      };
+      return !a.getMapping() && !b.getMapping() &&
+             equal(a.getMixedLowerBound(), b.getMixedLowerBound()) &&
+             equal(a.getMixedUpperBound(), b.getMixedUpperBound()) &&
+             equal(a.getMixedStep(), b.getMixedStep());
+    };
+    auto onTensors = [](scf::ForallOp forall) {
+      return llvm::all_of(forall.getOutputs(), [](Value out) {
+        return isa<RankedTensorType>(out.getType());
+      });
+    };
+    for (size_t i = 0; i + 1 < foralls.size(); ++i) {
+      scf::ForallOp first = foralls[i], second = foralls[i + 1];
+      if (!sameSpace(first, second) || !onTensors(first) ||
+          !onTensors(second) || first.getNumResults() == 0)
+        continue;
+      // Every use of the first's results comes after the second (so that
+      // neither the second nor anything it reads depends on them): the
+      // fused loop takes the second's place.
+      bool independent = llvm::all_of(first->getUsers(), [&](Operation *u) {
+        Operation *top = block.findAncestorOpInBlock(*u);
+        return top && second->isBeforeInBlock(top);
+      });
+      if (!independent)
+        continue;
+      foralls[i + 1] = fuseIndependentSiblingForallLoops(first, second,
+                                                         rewriter);
+    }
+  }
+
   /// Tile sizes of the `scf.forall` split of splitForThreads, or nullopt when
   /// `op` stays whole.
   std::optional<SmallVector<int64_t>> threadSplitSizes(linalg::LinalgOp op) {
@@ -1072,6 +1119,8 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     vector::populateFoldArithExtensionPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    for (Block &block : getOperation().getBody())
+      fuseSiblingForalls(rewriter, block);
   }
 };
 

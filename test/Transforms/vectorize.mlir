@@ -205,6 +205,27 @@ func.func @split_heads(%k: tensor<1x8x256x128xf32>) -> tensor<1x8x128x256xf32> {
 
 // -----
 
+// Two such splits of one iteration space, the second reading nothing the
+// first computes (bf16 attention's K^T and V layouts), are one forall: one
+// parallel region. A split that reads the first's result stays apart.
+
+// SPLIT-LABEL: func @sibling_splits
+// SPLIT: %[[BOTH:.+]]:2 = scf.forall (%[[H:.+]]) in (8) shared_outs(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x8x128x256xf32>, tensor<1x8x128x256xf32>)
+// SPLIT-COUNT-2: tensor.parallel_insert_slice
+// SPLIT: %[[AFTER:.+]] = scf.forall (%{{.+}}) in (8) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x8x256x128xf32>)
+// SPLIT:   tensor.extract_slice %[[BOTH]]#0
+// SPLIT: return %[[AFTER]], %[[BOTH]]#1
+func.func @sibling_splits(%k: tensor<1x8x256x128xf32>, %v: tensor<1x8x256x128xf32>) -> (tensor<1x8x256x128xf32>, tensor<1x8x128x256xf32>) {
+  %e = tensor.empty() : tensor<1x8x128x256xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x8x256x128xf32>) outs(%e : tensor<1x8x128x256xf32>) permutation = [0, 1, 3, 2]
+  %vt = linalg.transpose ins(%v : tensor<1x8x256x128xf32>) outs(%e : tensor<1x8x128x256xf32>) permutation = [0, 1, 3, 2]
+  %e2 = tensor.empty() : tensor<1x8x256x128xf32>
+  %back = linalg.transpose ins(%kt : tensor<1x8x128x256xf32>) outs(%e2 : tensor<1x8x256x128xf32>) permutation = [0, 1, 3, 2]
+  return %back, %vt : tensor<1x8x256x128xf32>, tensor<1x8x128x256xf32>
+}
+
+// -----
+
 // A contraction whose accumulator is a fill used only by it (a linear layer,
 // GAT's projection): the fill is fused into the tiles, each register tile
 // starts from the fill value instead of reading back a zeroed output; no
