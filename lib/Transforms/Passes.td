@@ -640,7 +640,11 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       buffers) are first split along their outermost parallel loop of at
       least `parallel-chunks` iterations (else their first loop) into
       `parallel-chunks` static pieces of an `scf.forall`, which the pipeline
-      runs on its threads (or as a plain loop with `threads=1`).
+      runs on its threads (or as a plain loop with `threads=1`); two such
+      foralls of one iteration space in a block, the later reading nothing
+      the earlier computes (bf16 attention's `K^T` and `V` pair layouts),
+      become one, so one parallel region (one wake-up of the threads)
+      serves both.
 
     The register tile comes from the function's CPU target (`attn-set-target`;
     the host when none is recorded) unless given: two vector registers wide
