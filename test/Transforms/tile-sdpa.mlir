@@ -78,8 +78,14 @@
 // CHECK:     linalg.generic {{.*}} ins(%[[NEW]]#1 : tensor<4xf32>) outs(%[[ACC]] : tensor<4x8xf32>)
 // CHECK:     linalg.generic {{.*}} ins(%[[P]], %[[VTILE]] : tensor<4x4xf32>, tensor<4x8xf32>)
 // CHECK:     scf.yield %[[NEW]]#0
-// CHECK:   %[[OUT:.+]] = linalg.generic {{.*}} ins(%[[STATE]]#2, %[[STATE]]#1 :
-// CHECK:     arith.divf
+// acc / l as acc times 1 / l, one division per row:
+// CHECK:   %[[INV:.+]] = linalg.generic {{.*}} ins(%[[STATE]]#1 : tensor<4xf32>)
+// CHECK:     arith.divf %cst{{.*}}, %{{.+}} : f32
+// CHECK:   %[[OUT:.+]] = linalg.generic {{.*}} ins(%[[STATE]]#2, %[[STATE]]#1, %[[INV]] :
+// CHECK-NOT: arith.divf
+// CHECK:     arith.mulf
+// CHECK-NOT: arith.divf
+// CHECK:     arith.select
 // CHECK:   scf.forall.in_parallel
 // CHECK:     tensor.parallel_insert_slice %[[OUT]] into %[[O]][%[[B]], %[[H]], %[[Q0]], 0] [1, 1, 4, 8]
 // CHECK: %[[SLICED:.+]] = tensor.extract_slice %[[RES]]#0[0, 0, 0, 0] [1, 2, 10, 8]
