@@ -538,7 +538,10 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   // result acc / l does not see; the accumulators are rescaled only in the
   // steps where some row's max moved (below). tau = 8 ln 2: P, rounded to
   // bf16 or not, keeps its relative precision up to 256, and l (at most
-  // 256 per key) stays far from f32's range.
+  // 256 per key) stays far from f32's range. (m + tau is rounded to f32:
+  // for |m| past 2^23 its ulp exceeds tau and the bound is that ulp's, e.g.
+  // P <= e^8 for |m| in [2^26, 2^27); the exp stays exact there. acc's
+  // headroom against f32's range shrinks by the same factor.)
   Value tau, one;
   if (lazyRescale) {
     tau = buildFloatConstant(b, loc, f, 8.0 * std::log(2.0));
@@ -565,11 +568,18 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
             nb, nloc, arith::SubFOp::create(nb, nloc, args[1], newMax));
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             newMax, negInf);
-        // A row with no allowed key yet has acc = 0 and l = 0: a = 1 leaves
-        // them as a = 0 would (and asks for no rescale).
-        Value alpha =
-            lazyRescale ? arith::SelectOp::create(nb, nloc, raise, e, one)
-                        : arith::SelectOp::create(nb, nloc, empty, zero, e);
+        // A row with no allowed key before this tile has acc = 0 and l = 0
+        // (NaN stays NaN): a = 1 leaves them as a = 0 would and asks for no
+        // rescale, also in the tile where the row's first key arrives.
+        Value alpha;
+        if (lazyRescale) {
+          Value seen = arith::CmpFOp::create(
+              nb, nloc, arith::CmpFPredicate::ONE, args[1], negInf);
+          alpha = arith::SelectOp::create(
+              nb, nloc, arith::AndIOp::create(nb, nloc, raise, seen), e, one);
+        } else {
+          alpha = arith::SelectOp::create(nb, nloc, empty, zero, e);
+        }
         Value offset = arith::SelectOp::create(nb, nloc, empty, zero, newMax);
         linalg::YieldOp::create(nb, nloc, ValueRange{newMax, alpha, offset});
       });
@@ -710,7 +720,7 @@ mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
   // acc / l as acc times 1 / l, one division per row: a vector division
   // per 16 outputs took ~6 % of causal bf16 attention on AMX tiles at
   // L = 1024 (vdivps: one per 16 cycles on Golden Cove), as FlashAttention
-  // multiplies by the inverse; within an ulp of the quotient.
+  // multiplies by the inverse; two roundings, within 2 ulp of the quotient.
   Value one = buildFloatConstant(b, loc, f, 1.0);
   Value inverse = buildMap(
       b, loc, getShape(rowSum), ValueRange{rowSum}, {id1},

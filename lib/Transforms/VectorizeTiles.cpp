@@ -665,10 +665,23 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
         return isa<RankedTensorType>(out.getType());
       });
     };
+    // The first loop moves past what lies between: nothing there, nor in
+    // either loop, may touch memory (a runtime check's assert, a read
+    // through bufferization.to_tensor).
+    auto memoryFreeBetween = [](Operation *first, Operation *second) {
+      for (Operation *op = first; op; op = op->getNextNode()) {
+        if (!isMemoryEffectFree(op))
+          return false;
+        if (op == second)
+          return true;
+      }
+      return false;
+    };
     for (size_t i = 0; i + 1 < foralls.size(); ++i) {
       scf::ForallOp first = foralls[i], second = foralls[i + 1];
       if (!sameSpace(first, second) || !onTensors(first) ||
-          !onTensors(second) || first.getNumResults() == 0)
+          !onTensors(second) || first.getNumResults() == 0 ||
+          !memoryFreeBetween(first, second))
         continue;
       // Every use of the first's results comes after the second (so that
       // neither the second nor anything it reads depends on them): the
@@ -1589,7 +1602,8 @@ static SmallVector<double> taylorShift(ArrayRef<double> p, double shift) {
 /// shift become one rounding (with f32 weights' degree-5 polynomial, 11
 /// vector ops per vector of scores instead of 13; bf16 weights' degree 3,
 /// 9 instead of 11; the load, the store and P's rounding not counted). The
-/// two agree wherever the exp uses them, t in [-126.5, 1/2]; below,
+/// two agree wherever the exp uses them, t in [-126.5, 127.5) (the
+/// softmax's t is at most 1/2, or 8 with the lazy rescale); below,
 /// buildExpOfNonPositive's select makes the result 0 either way.
 ///
 /// With AVX512DQ the rounding goes too: `vreduceps` computes u - floor(u) in

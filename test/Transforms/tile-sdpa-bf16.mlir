@@ -135,8 +135,9 @@ func.func @shaw(%q: tensor<1x1x8x4xbf16>, %k: tensor<1x1x8x4xbf16>, %v: tensor<1
 // dot products are fast: any tile keeps them.
 // On AMX tiles the accumulators go through memory between tile products:
 // the online softmax moves a row's max m only where the tile's passes it by
-// more than 8 ln 2 (P <= 2^8; a = 1 on the other rows), and l and acc are
-// rescaled only in a step where some row's moved (min a < 1). Zen 4's
+// more than 8 ln 2 (P <= 2^8; a = 1 on the other rows, and on rows whose
+// first allowed key arrives), and l and acc are rescaled only in a step
+// where some row's moved (min a < 1). Zen 4's
 // accumulators are in registers: a acc every step, as f32.
 // SPR-LABEL: func @amx_tiles
 // SPR: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<16x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<16x32xf32>)
@@ -146,7 +147,10 @@ func.func @shaw(%q: tensor<1x1x8x4xbf16>, %k: tensor<1x1x8x4xbf16>, %v: tensor<1
 // SPR:   %[[RAISE:.+]] = arith.cmpf ogt, %[[TILEMAX]], %[[BOUND]] : f32
 // SPR:   %[[NEWMAX:.+]] = arith.select %[[RAISE]], %[[MAX]], %[[M]] : f32
 // SPR:   %[[E:.+]] = math.exp
-// SPR:   %[[ALPHA:.+]] = arith.select %[[RAISE]], %[[E]], %cst{{.*}} : f32
+// A row's first allowed key asks for no rescale either (its acc and l are 0):
+// SPR:   %[[SEEN:.+]] = arith.cmpf one, %[[M]], %cst{{.*}} : f32
+// SPR:   %[[RESCALES:.+]] = arith.andi %[[RAISE]], %[[SEEN]] : i1
+// SPR:   %[[ALPHA:.+]] = arith.select %[[RESCALES]], %[[E]], %cst{{.*}} : f32
 // SPR:   linalg.yield %[[NEWMAX]], %[[ALPHA]]
 // SPR: %[[MIN:.+]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[STEP]]#1 : tensor<16xf32>) outs(%{{.+}} : tensor<f32>)
 // SPR:   arith.minnumf

@@ -226,6 +226,24 @@ func.func @sibling_splits(%k: tensor<1x8x256x128xf32>, %v: tensor<1x8x256x128xf3
 
 // -----
 
+// A use of the first split's result between the two (here an extract) keeps
+// them apart: the fused loop would come after it.
+
+// SPLIT-LABEL: func @sibling_used_between
+// SPLIT: %[[KT:.+]] = scf.forall (%{{.+}}) in (8) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x8x128x256xf32>)
+// SPLIT: tensor.extract %[[KT]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}]
+// SPLIT: scf.forall (%{{.+}}) in (8) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x8x128x256xf32>)
+func.func @sibling_used_between(%k: tensor<1x8x256x128xf32>, %v: tensor<1x8x256x128xf32>) -> (f32, tensor<1x8x128x256xf32>, tensor<1x8x128x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<1x8x128x256xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x8x256x128xf32>) outs(%e : tensor<1x8x128x256xf32>) permutation = [0, 1, 3, 2]
+  %x = tensor.extract %kt[%c0, %c0, %c0, %c0] : tensor<1x8x128x256xf32>
+  %vt = linalg.transpose ins(%v : tensor<1x8x256x128xf32>) outs(%e : tensor<1x8x128x256xf32>) permutation = [0, 1, 3, 2]
+  return %x, %kt, %vt : f32, tensor<1x8x128x256xf32>, tensor<1x8x128x256xf32>
+}
+
+// -----
+
 // A contraction whose accumulator is a fill used only by it (a linear layer,
 // GAT's projection): the fill is fused into the tiles, each register tile
 // starts from the fill value instead of reading back a zeroed output; no
