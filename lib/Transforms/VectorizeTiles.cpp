@@ -660,14 +660,9 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
              equal(a.getMixedUpperBound(), b.getMixedUpperBound()) &&
              equal(a.getMixedStep(), b.getMixedStep());
     };
-    auto onTensors = [](scf::ForallOp forall) {
-      return llvm::all_of(forall.getOutputs(), [](Value out) {
-        return isa<RankedTensorType>(out.getType());
-      });
-    };
     // The first loop moves past what lies between: nothing there, nor in
     // either loop, may touch memory (a runtime check's assert, a read
-    // through bufferization.to_tensor).
+    // through bufferization.to_tensor; a forall on memrefs writes them).
     auto memoryFreeBetween = [](Operation *first, Operation *second) {
       for (Operation *op = first; op; op = op->getNextNode()) {
         if (!isMemoryEffectFree(op))
@@ -679,8 +674,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     };
     for (size_t i = 0; i + 1 < foralls.size(); ++i) {
       scf::ForallOp first = foralls[i], second = foralls[i + 1];
-      if (!sameSpace(first, second) || !onTensors(first) ||
-          !onTensors(second) || first.getNumResults() == 0 ||
+      if (!sameSpace(first, second) || first.getNumResults() == 0 ||
           !memoryFreeBetween(first, second))
         continue;
       // Every use of the first's results comes after the second (so that
@@ -1547,8 +1541,8 @@ Value mapChunks(PatternRewriter &rewriter, Location loc, VectorType resultType,
 
 /// The coefficients (lowest degree first) of the Horner polynomial ending
 /// in `p`: p = fma(...fma(c_d, g, c_{d-1})..., g, c_0), every coefficient a
-/// float constant, every link but `p` used once, and every use of `g` a
-/// link; none otherwise.
+/// float constant, every link used once, and every use of `g` a link; none
+/// otherwise.
 static std::optional<SmallVector<double>> hornerCoefficients(Value p,
                                                              Value g) {
   auto constantOf = [](Value v) -> std::optional<double> {
@@ -1569,7 +1563,7 @@ static std::optional<SmallVector<double>> hornerCoefficients(Value p,
       break;
     }
     std::optional<double> c = constantOf(fma.getC());
-    if (!c || fma.getB() != g || (link != p && !fma->hasOneUse()))
+    if (!c || fma.getB() != g || !fma->hasOneUse())
       return std::nullopt;
     coefficients.push_back(*c);
     links.insert(fma);
@@ -1686,8 +1680,7 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
     Value exponent, factor = op.getLhs();
     if (fractionsOnly && !fractions.empty()) {
       rewriter.setInsertionPoint(shifted);
-      Value half = arith::ConstantOp::create(
-          rewriter, loc, type, DenseElementsAttr::get(type, 0.5f));
+      Value half = buildFloatConstant(rewriter, loc, type, 0.5);
       // u = x c + 1/2 in one FMA where t = x c.
       Value u;
       auto product = t.getDefiningOp<arith::MulFOp>();
@@ -1709,28 +1702,30 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
                                                      allLanes, rounding})
                                    .getResult(0);
                              });
-      Value g = arith::SubFOp::create(rewriter, loc, frac, half);
-      for (arith::SubFOp fraction : fractions)
-        rewriter.replaceOp(fraction, g);
       // 2^g as a Horner polynomial in g alone (buildExpOfNonPositive's):
       // the same polynomial in r = g + 1/2, the reduction itself, takes
       // the subtraction out. Its coefficients, p(r - 1/2) expanded in
       // double, are rounded to f32 as p's were (the relative error stays
       // that of p's: 2.9 ulp against 2.8 at degree 5, 1.0e-4 at degree 3,
-      // over every f32 g in [-1/2, 1/2]).
-      if (std::optional<SmallVector<double>> coefficients =
-              hornerCoefficients(op.getLhs(), g)) {
+      // over every f32 g in [-1/2, 1/2]); the polynomial in g, and g, die
+      // with the product they fed. Otherwise g = r - 1/2.
+      std::optional<SmallVector<double>> coefficients;
+      if (fractions.size() == 1)
+        coefficients = hornerCoefficients(op.getLhs(), fractions.front());
+      if (coefficients) {
         SmallVector<double> shifted = taylorShift(*coefficients, -0.5);
         rewriter.setInsertionPoint(op);
         auto constant = [&](double c) {
-          return arith::ConstantOp::create(
-              rewriter, loc, type,
-              DenseElementsAttr::get(type, static_cast<float>(c)));
+          return buildFloatConstant(rewriter, loc, type, c);
         };
         Value q = constant(shifted.back());
         for (double c : llvm::reverse(ArrayRef(shifted).drop_back()))
           q = math::FmaOp::create(rewriter, loc, q, frac, constant(c));
         factor = q;
+      } else {
+        Value g = arith::SubFOp::create(rewriter, loc, frac, half);
+        for (arith::SubFOp fraction : fractions)
+          rewriter.replaceOp(fraction, g);
       }
       // The underflow test on u.
       for (Operation *user : llvm::make_early_inc_range(t.getUsers())) {
@@ -1739,8 +1734,7 @@ struct Exp2ScaleAsScalef : OpRewritePattern<arith::MulFOp> {
             cmp.getLhs() != t || !isFloat(cmp.getRhs(), -126.0))
           continue;
         rewriter.setInsertionPoint(cmp);
-        Value bound = arith::ConstantOp::create(
-            rewriter, loc, type, DenseElementsAttr::get(type, -125.5f));
+        Value bound = buildFloatConstant(rewriter, loc, type, -125.5);
         rewriter.replaceOpWithNewOp<arith::CmpFOp>(
             cmp, arith::CmpFPredicate::OLT, u, bound);
       }
