@@ -264,11 +264,16 @@ std::vector<TileChoice> mlir::attn::tileCandidates(const CpuTarget &target,
   std::vector<TileChoice> out{TileChoice{0, 0, 0, 0}};
   for (int64_t bk : {32, 64, 128})
     for (int64_t bq : {32, 48, 64, 96, 128, 256})
-      out.push_back({below(bq, rows), bk, rows, cols});
-  // One row fewer and more than the heuristic's register tile (when it
-  // fits the registers), at the usual tile sizes; not where the
-  // contractions run on AMX tiles (see the declaration).
-  for (int64_t r : {rows - 1, rows + 1})
+      out.push_back({below(bq, rows), bk, 0, 0});
+  // One row fewer and more than the target's two-register tile (when it
+  // fits the registers), and on targets with a wide tile (AVX-512's 6 x 64,
+  // which the heuristic takes where the columns allow) that tile itself, at
+  // the usual tile sizes; not where the contractions run on AMX tiles (see
+  // the declaration).
+  SmallVector<int64_t, 3> rowChoices{rows - 1, rows + 1};
+  if (target.wideRegisterTileCols() > 0)
+    rowChoices.push_back(rows);
+  for (int64_t r : rowChoices)
     if (!amxTiles && r >= 1 && r <= target.maxRegisterTileRows())
       for (int64_t bq : {48, 64})
         out.push_back({below(bq, r), 64, r, cols});

@@ -87,9 +87,11 @@ private:
 /// The candidates swept for `target`: the target's heuristic (zeros: the
 /// tiles attn-tile and attn-vectorize choose, or attn-tile's register rows
 /// for short key sequences), block-q near {32, 48, 64, 96, 128, 256}
-/// (rounded down to whole register tiles) x block-k in {32, 64, 128} with
-/// the target's register tile, and register tiles of one row fewer and more
-/// at block-q near 48 and 64, block-k 64. attn-tile clamps block sizes to
+/// (rounded down to whole two-register tiles) x block-k in {32, 64, 128}
+/// with the heuristic's register tiles, and two-register tiles of one row
+/// fewer and more (on targets with a wide tile, such as AVX-512's 6 x 64,
+/// also the two-register 8 x 32 itself) at block-q near 48 and 64, block-k
+/// 64. attn-tile clamps block sizes to
 /// the sequence, so with `maxQueryRows` / `maxKeyRows` (the longest query /
 /// key sequence of the attention ops tuned; 0: unknown) each candidate's
 /// block sizes are clamped to them, and candidates that then tile the same

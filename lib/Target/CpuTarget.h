@@ -88,6 +88,20 @@ struct CpuTarget {
   /// The most rows a two-register-wide tile can have and still fit.
   int64_t maxRegisterTileRows() const { return (vectorRegisters - 3) / 2; }
   int64_t registerTileCols() const { return 2 * f32Lanes(); }
+  /// Columns of the wide register tile of an f32 contraction whose columns
+  /// are a multiple of them: four zmm registers on AVX-512 (32 registers),
+  /// 0 on other targets (none). With 6 rows (`wideRegisterTileRows`) its
+  /// 24 accumulators take 10 loads (6 broadcasts, 4 vectors) per 24 FMAs
+  /// where 8 x 32 takes 10 per 16: a C microbenchmark of the tiles on an
+  /// L1-resident 64-deep reduction ran 6 x 64 at 80-83 % of the FMA probe
+  /// and 8 x 32 at 77-79 % on a Sapphire Rapids-class Xeon (docs/Design.md).
+  int64_t wideRegisterTileCols() const {
+    return vectorBits == 512 && vectorRegisters >= 32 ? 4 * f32Lanes() : 0;
+  }
+  /// Rows of the wide register tile: as many as leave registers for its
+  /// four right-hand-side vectors and one broadcast (`4 rows + 5 <=
+  /// registers`): 6 on AVX-512.
+  int64_t wideRegisterTileRows() const { return (vectorRegisters - 5) / 4; }
   /// f32 elements per vector of elementwise code (attn-vectorize): an
   /// eighth of the register file, so that the temporaries of a polynomial
   /// exp stay in registers: 64 on AVX-512, 16 on AVX2 and NEON.

@@ -484,9 +484,36 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// The function's CPU target, resolved once per run.
   const CpuTarget *target = nullptr;
 
-  /// Rows of a contraction's register tile: the option, else the target's.
-  int64_t tileRowsFor() const {
-    return registerRows > 0 ? registerRows : target->registerTileRows();
+  /// Rows and columns of contraction `op`'s register tile: the options
+  /// where given, else the target's wide tile (AVX-512: 6 x 64) for a
+  /// contraction whose columns are a multiple of its width and whose rows
+  /// fit its tiles: at most one tile (the 4 rows splitRows leaves of 64
+  /// take 4 x 64), a divisor within one row of its rows, or at least four
+  /// tiles (64 rows: ten 6-row tiles and one of 4, as AVX2 splits them; a
+  /// thread's 8 rows keep 8 x 32 rather than 6 + 2); not the bf16 pair dot
+  /// products (8 x 32 measured best on Zen 4). Else the target's tile
+  /// (8 x 32, 6 x 16, 8 x 8).
+  std::pair<int64_t, int64_t> registerTileFor(linalg::LinalgOp op) const {
+    if (registerRows > 0 || registerCols > 0)
+      return {registerRows > 0 ? registerRows : target->registerTileRows(),
+              registerCols > 0 ? registerCols : target->registerTileCols()};
+    int64_t wide = target->wideRegisterTileCols();
+    int64_t wideRows = target->wideRegisterTileRows();
+    SmallVector<unsigned> parallelDims = parallelLoops(op);
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (wide > 0 && !parallelDims.empty() && !packedPairLoop(op)) {
+      int64_t cols = ranges[parallelDims.back()];
+      int64_t rows =
+          parallelDims.size() > 1 ? ranges[parallelDims[parallelDims.size() - 2]]
+                                  : 1;
+      bool rowsFit = rows <= wideRows ||
+                     divisorAtMost(rows, wideRows) >= wideRows - 1 ||
+                     rows >= 4 * wideRows;
+      if (!ShapedType::isDynamic(cols) && !ShapedType::isDynamic(rows) &&
+          cols % wide == 0 && rowsFit)
+        return {wideRows, wide};
+    }
+    return {target->registerTileRows(), target->registerTileCols()};
   }
 
   /// A contraction's parallel loops in order: ..., rows, cols.
@@ -503,9 +530,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   SmallVector<int64_t> tileSizes(linalg::LinalgOp op) {
     const CpuTarget &target = *this->target;
     int64_t lanes = target.f32Lanes();
-    int64_t tileRows = tileRowsFor();
-    int64_t tileCols =
-        registerCols > 0 ? registerCols : target.registerTileCols();
+    auto [tileRows, tileCols] = registerTileFor(op);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
     SmallVector<int64_t> sizes(ranges.size(), 1);
@@ -859,7 +884,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// or `op` and `init` themselves.
   SmallVector<std::pair<linalg::LinalgOp, Operation *>>
   splitRows(IRRewriter &rewriter, linalg::LinalgOp op, Operation *init) {
-    int64_t tileRows = tileRowsFor();
+    int64_t tileRows = registerTileFor(op).first;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<unsigned> parallelDims = parallelLoops(op);
     if (parallelDims.size() < 2 || op->getNumResults() != 1)

@@ -1,4 +1,5 @@
-// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="parallel-chunks=1" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="parallel-chunks=1 register-rows=8 register-cols=32" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=WIDE
 // RUN: not attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="register-rows=1000" 2>&1 | FileCheck %s --check-prefix=RANGE
 // RANGE: error: attn-vectorize: register-rows must be in [0, 32] (0: from the target), got 1000
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-vectorize="register-rows=4 register-cols=16 vector-width=16 parallel-chunks=1" | FileCheck %s --check-prefix=SMALL
@@ -8,10 +9,23 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=sapphirerapids" --attn-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=AMX
 
 // The register tiles come from the function's target (attn-set-target):
-// AVX-512 (x86-64-v4: 16 lanes, 32 registers) 8 x 32, AVX2 (x86-64-v3: 8
-// lanes, 16 registers) 6 x 16, NEON 8 x 8. 6 does not divide 64 and 4-row
-// tiles would leave 8 accumulators (no latency slack): the 64 rows split
-// into 60 rows of 6 x 16 tiles and 4 rows of 4 x 16, inserted back in turn.
+// AVX-512 (x86-64-v4: 16 lanes, 32 registers) 6 x 64 where the columns are
+// a multiple of 64 (WIDE), else 8 x 32; AVX2 (x86-64-v3: 8 lanes, 16
+// registers) 6 x 16, NEON 8 x 8. 6 does not divide 64 and 4-row tiles would
+// leave AVX2 8 accumulators (no latency slack): the 64 rows split into 60
+// rows of 6 x 16 tiles and 4 rows of 4 x 16, inserted back in turn; on
+// AVX-512 into 60 rows of 6 x 64 and 4 rows of 4 x 64. The CHECK lines
+// (fusion into the tiles, below) name AVX-512's 8 x 32 tile explicitly.
+// WIDE-LABEL: func @contraction
+// WIDE: %[[BULK:.+]] = scf.for %{{.+}} = %c0 to %c60 step %c6
+// WIDE:   vector.contract {{.*}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
+// WIDE: %[[FIRST:.+]] = tensor.insert_slice %[[BULK]] into %{{.+}}[0, 0] [60, 64] [1, 1]
+// WIDE: %[[TAIL:.+]] = scf.for
+// WIDE:   vector.contract {{.*}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
+// WIDE: tensor.insert_slice %[[TAIL]] into %[[FIRST]][60, 0] [4, 64] [1, 1]
+// WIDE-LABEL: func @contraction48
+// WIDE: scf.for %{{.+}} = %c0 to %c48 step %c6
+// WIDE:   vector.contract {{.*}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
 // AVX2-LABEL: func @contraction
 // AVX2: %[[BULK:.+]] = scf.for %{{.+}} = %c0 to %c60 step %c6
 // AVX2:   vector.contract {{.*}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
@@ -367,6 +381,9 @@ func.func @online_step(%q: tensor<64x64xf32>, %kt: tensor<8x64x64xf32>, %v: tens
 // CHECK:   scf.for %{{.+}} step %c32
 // CHECK:     scf.for %{{.+}} = %c0 to %c32 step %c1
 // CHECK:       vector.contract {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} : vector<8x1x2xbf16>, vector<1x32x2xbf16> into vector<8x32xf32>
+// The pair dot products keep 8 x 32 by default (WIDE).
+// WIDE-LABEL: func @bf16_pairs
+// WIDE: vector.contract {{.*}} : vector<8x1x2xbf16>, vector<1x32x2xbf16> into vector<8x32xf32>
 // On a target with AMX (sapphirerapids) the contraction stays a linalg op
 // for attn-lower-amx (after bufferization), and so does its accumulator's
 // fill, right before it (attn-lower-amx starts from tilezero there).
