@@ -127,6 +127,9 @@ static void addBufferizeAndLowerToLLVM(OpPassManager &pm, bool outParams,
     ConvertSCFToOpenMPPassOptions openmp;
     openmp.numThreads = static_cast<unsigned>(threads);
     pm.addPass(createConvertSCFToOpenMPPass(openmp));
+    // One thread team per run of consecutive parallel loops (the K^T / V
+    // layouts and the query tiles of attention: one start per call).
+    pm.addNestedPass<func::FuncOp>(attn::createAttnMergeParallelRegions());
   }
   // Vector ops come from attn-vectorize and from the fused GAT lowering
   // (which emits them in any case).

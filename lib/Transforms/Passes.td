@@ -772,6 +772,54 @@ def AttnStackTileBuffers : Pass<"attn-stack-tile-buffers", "::mlir::func::FuncOp
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnMergeParallelRegions : Pass<"attn-merge-parallel-regions", "::mlir::func::FuncOp"> {
+  let summary = "Merge consecutive OpenMP parallel regions of one team size into one, with a barrier between their bodies";
+  let description = [{
+    `convert-scf-to-openmp` gives every `scf.parallel` its own
+    `omp.parallel`: attention whose K^T (and for bf16 V) is laid out once
+    per call starts the thread team twice per call, once for the layouts
+    and once for the query tiles. Each start wakes the team's threads
+    (from sleep with `OMP_WAIT_POLICY=passive`, or once `KMP_BLOCKTIME`
+    has passed) and each end joins them.
+
+    This pass merges an `omp.parallel` with the ones that follow it in the
+    same block into one region whose body is theirs in order, separated by
+    a barrier: `omp.barrier`, unless the body before already ends in a
+    worksharing loop without `nowait`, whose implicit barrier is the same.
+    Every thread then finishes the first body's loops before any thread
+    starts the second's, as when the team was joined and started again.
+
+    It merges regions of one block, one team size (a constant
+    `num_threads`) and no other clause (no `if`, `proc_bind`, private,
+    reduction or allocate clause), whose bodies are one block ending in
+    `omp.terminator`, with only ops between them that have no regions and
+    no memory effect but allocation (constants, views, `memref.alloc`);
+    those move before the merged region. Anything else between (a copy, a
+    call, a free) keeps the regions apart. `attn-cpu-pipeline` runs it right
+    after `convert-scf-to-openmp` when it uses more than one thread.
+
+    ```mlir
+    omp.parallel num_threads(%c2 : i32) {
+      omp.wsloop { omp.loop_nest (%i) : index = (%c0) to (%c8) step (%c1) { ... } }
+      omp.terminator
+    }
+    %n = llvm.mlir.constant(2 : i32) : i32
+    omp.parallel num_threads(%n : i32) {
+      omp.wsloop { omp.loop_nest (%j) : index = (%c0) to (%c64) step (%c1) { ... } }
+      omp.terminator
+    }
+    // becomes
+    %n = llvm.mlir.constant(2 : i32) : i32
+    omp.parallel num_threads(%c2 : i32) {
+      omp.wsloop { omp.loop_nest (%i) : index = (%c0) to (%c8) step (%c1) { ... } }
+      omp.wsloop { omp.loop_nest (%j) : index = (%c0) to (%c64) step (%c1) { ... } }
+      omp.terminator
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect"];
+}
+
 def AttnElideResultCopies : Pass<"attn-elide-result-copies", "::mlir::ModuleOp"> {
   let summary = "Compute private functions' results in their out-parameters instead of copying them there";
   let description = [{

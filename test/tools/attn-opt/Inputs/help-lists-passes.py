@@ -9,7 +9,7 @@ here. Prints one line per problem and exits 1, or a summary line.
 import re
 import sys
 
-FIRST_LINES = 32
+FIRST_LINES = 40
 PIPELINES = ["attn-cpu-pipeline", "attn-gpu-pipeline", "attn-reference-pipeline"]
 
 help_lines = open(sys.argv[1]).read().splitlines()
