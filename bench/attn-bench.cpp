@@ -801,11 +801,22 @@ int main(int argc, char **argv) {
   }
   int n = static_cast<int>(args.size());
 
-  // OpenMP threads that spin between parallel regions steal the core from
-  // the peer's threads on this 2-core machine (measured: 3x slowdowns).
-  setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  // OpenMP threads that spin long after their last parallel region steal
+  // the core from the next benchmark's threads on a 2-core machine
+  // (measured: 3x slowdowns with libomp's default 200 ms), and threads that
+  // sleep at once (OMP_WAIT_POLICY=passive) must be woken for every region
+  // and barrier: bf16 causal attention on AMX tiles, L = 1024, two threads
+  // 0.98-1.03 ms against 0.79-0.83 (docs/Rationale.md, "Threads"). libomp
+  // spins 1 ms, then sleeps (as libgomp, PyTorch's OpenMP, spins a while by
+  // default); an OMP_WAIT_POLICY or KMP_BLOCKTIME of the environment wins.
+  if (!std::getenv("OMP_WAIT_POLICY"))
+    setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
+  const char *waitPolicy = std::getenv("OMP_WAIT_POLICY");
+  const char *blocktime = std::getenv("KMP_BLOCKTIME");
   benchmark::AddCustomContext("OMP_WAIT_POLICY",
-                              std::getenv("OMP_WAIT_POLICY"));
+                              waitPolicy ? waitPolicy : "(unset)");
+  benchmark::AddCustomContext("KMP_BLOCKTIME",
+                              blocktime ? blocktime : "(unset)");
   const char *coretype = std::getenv("OPENBLAS_CORETYPE");
   benchmark::AddCustomContext("openblas_core", openblasCoreName());
   benchmark::AddCustomContext("OPENBLAS_CORETYPE",

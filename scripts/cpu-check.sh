@@ -48,9 +48,13 @@ RUN="$BUILD/bin/attn-run"
 command -v python3 >/dev/null || { echo "cpu-check: needs python3 for the table" >&2; exit 1; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+# As attn-bench: idle OpenMP threads spin 1 ms after a parallel region or
+# barrier (libomp's KMP_BLOCKTIME), then sleep; an OMP_WAIT_POLICY of the
+# environment wins (passive: sleep at once, a wake-up per region).
+[[ -n "${OMP_WAIT_POLICY:-}" ]] || export KMP_BLOCKTIME=${KMP_BLOCKTIME:-1}
 
 lscpu | grep -E '^(Model name|CPU family|Model|Flags)' | cut -c1-100
+echo "OpenMP waiting: OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset)} KMP_BLOCKTIME=${KMP_BLOCKTIME:-(unset)}"
 amx=0
 grep -qw amx_tile /proc/cpuinfo && grep -qw amx_bf16 /proc/cpuinfo && amx=1
 

@@ -159,9 +159,10 @@ def main():
     ap.add_argument("--strip-target", action="store_true",
                     help="with --print-ir: without the target attributes")
     args = ap.parse_args()
-    # As attn-bench and cpu-check.sh: idle OpenMP threads sleep rather than
-    # spin on the other core (the peers' threads inherit it too).
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    # As attn-bench and cpu-check.sh: idle OpenMP threads spin 1 ms (libomp's
+    # KMP_BLOCKTIME), then sleep rather than spin on the other core.
+    if "OMP_WAIT_POLICY" not in os.environ:
+        os.environ.setdefault("KMP_BLOCKTIME", "1")
     peers = not args.no_peers and not args.print_ir and os.path.exists(PEERS_PY)
     if not args.no_peers and not args.print_ir and not peers:
         print(f"softmax-ceiling: no {PEERS_PY} (scripts/install-peers.sh): SDPA not timed",
