@@ -322,7 +322,8 @@ def main():
           f"{ctx['OPENBLAS_CORETYPE']}), {best_ctx['openblas_core']} (best, unset).")
     print(f"attn-mlir's OpenMP waiting: OMP_WAIT_POLICY={ctx.get('OMP_WAIT_POLICY', '?')}, "
           f"KMP_BLOCKTIME={ctx.get('KMP_BLOCKTIME', '?')} (docs/Rationale.md, \"Threads\"); "
-          "the Python peers run with their libraries' defaults.")
+          "the Python peers run in the environment as it is (their libraries' "
+          "defaults unless it sets OMP_WAIT_POLICY).")
     if amx_peak:
         print(f"bf16 tile-product peak measured in this run (AMX-BF16 tdpbf16ps probe): "
               f"{amx_peak[1]:.0f} GFLOP/s (1 thread), {amx_peak[2]:.0f} GFLOP/s "

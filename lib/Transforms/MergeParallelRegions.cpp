@@ -26,24 +26,34 @@ using namespace mlir;
 
 namespace {
 
-/// The team size of `op` when it is a plain region this pass may merge:
-/// one block without arguments ending in omp.terminator, a constant
-/// num_threads and no other clause (no if, proc_bind, private, reduction
-/// or allocate clause: every other operand and property at its default).
+/// The team size of `op` when it is a plain region this pass may merge (0:
+/// no num_threads, the OpenMP runtime's default team): one block without
+/// arguments ending in omp.terminator, no cancellation of the region (it
+/// would skip the merged bodies too), num_threads a constant or absent and
+/// no other clause (no if, proc_bind, private, reduction or allocate
+/// clause: every other operand and property at its default).
 std::optional<int64_t> plainTeamSize(omp::ParallelOp op) {
   Region &region = op.getRegion();
   if (!region.hasOneBlock() || region.front().getNumArguments() != 0 ||
       !isa<omp::TerminatorOp>(region.front().getTerminator()))
     return std::nullopt;
-  Value threads = op.getNumThreads();
-  if (!threads || op->getNumOperands() != 1)
-    return std::nullopt;
   if (op.getProcBindKindAttr() || op.getPrivateSymsAttr() ||
       op.getReductionSymsAttr() || op.getReductionModAttr() ||
       op.getPrivateNeedsBarrierAttr())
     return std::nullopt;
+  bool cancels = false;
+  op.getRegion().walk([&](Operation *nested) {
+    cancels |= isa<omp::CancelOp, omp::CancellationPointOp>(nested);
+  });
+  if (cancels)
+    return std::nullopt;
+  Value threads = op.getNumThreads();
+  if (!threads)
+    return op->getNumOperands() == 0 ? std::optional<int64_t>(0)
+                                     : std::nullopt;
   APInt size;
-  if (!matchPattern(threads, m_ConstantInt(&size)))
+  if (op->getNumOperands() != 1 || !matchPattern(threads, m_ConstantInt(&size)) ||
+      size.getSExtValue() <= 0)
     return std::nullopt;
   return size.getSExtValue();
 }

@@ -652,18 +652,26 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
     right-hand-side vectors and one broadcast (`2 rows + 3 <= registers`,
     at most 8): AVX-512 8 x 32 (16 zmm accumulators), AVX2 6 x 16 (12 ymm,
     BLIS's Haswell kernel shape), NEON 8 x 8. A tile sized for 32 registers
-    spills on a 16-register ISA.
+    spills on a 16-register ISA. On AVX-512 an f32 contraction whose
+    columns are a multiple of 64 takes a tile four registers wide, 6 x 64
+    (`4 rows + 5 <= registers`: 10 loads per 24 FMAs where 8 x 32 has 10
+    per 16), when its rows fit those tiles (at most 6, a divisor of 5 or 6,
+    or at least 24); the rows that a contraction splits off (below) tile as
+    the whole does. Either option given turns the 6 x 64 tile off (the
+    other takes the two-register tile's value).
 
-    Example (a 64 x 64 x 64 `Q K^T` tile for AVX-512): three `scf.for`
-    loops (rows step 8, columns step 32, reduction step 1) around a
-    `vector.contract` of `vector<8x1xf32>` and `vector<1x32xf32>` into
-    `vector<8x32xf32>`.
+    Example (a 64 x 64 x 64 `Q K^T` tile for AVX-512): the rows split 60 +
+    4; three `scf.for` loops (rows step 6, columns step 64, reduction step
+    1) around a `vector.contract` of `vector<6x1xf32>` and
+    `vector<1x64xf32>` into `vector<6x64xf32>`, then the same of 4 rows.
   }];
   let options = [
     Option<"registerRows", "register-rows", "int64_t", /*default=*/"0",
-           "Rows of a contraction's register tile (0: from the target)">,
+           "Rows of a contraction's register tile (0: from the target; "
+           "given, it or register-cols turns AVX-512's 6 x 64 tile off)">,
     Option<"registerCols", "register-cols", "int64_t", /*default=*/"0",
-           "Columns of a contraction's register tile (0: from the target)">,
+           "Columns of a contraction's register tile (0: from the target; "
+           "given, it or register-rows turns AVX-512's 6 x 64 tile off)">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
            "Elements per vector of elementwise ops (0: from the target, "
            "lanes x registers / 8: 64 on AVX-512, 16 on AVX2 and NEON)">,
@@ -789,10 +797,12 @@ def AttnMergeParallelRegions : Pass<"attn-merge-parallel-regions", "::mlir::func
     Every thread then finishes the first body's loops before any thread
     starts the second's, as when the team was joined and started again.
 
-    It merges regions of one block, one team size (a constant
-    `num_threads`) and no other clause (no `if`, `proc_bind`, private,
-    reduction or allocate clause), whose bodies are one block ending in
-    `omp.terminator`, with only ops between them that have no regions and
+    It merges regions of one block, one team size (the same constant
+    `num_threads`, or none: the runtime's default team) and no other
+    clause (no `if`, `proc_bind`, private, reduction or allocate clause),
+    whose bodies are one block ending in `omp.terminator` and cancel
+    nothing (`omp.cancel` would skip the merged bodies too), with only ops
+    between them that have no regions and
     no memory effect but allocation (constants, views, `memref.alloc`);
     those move before the merged region. Anything else between (a copy, a
     call, a free) keeps the regions apart. `attn-cpu-pipeline` runs it right

@@ -484,24 +484,52 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// The function's CPU target, resolved once per run.
   const CpuTarget *target = nullptr;
 
-  /// Rows and columns of contraction `op`'s register tile: the options
-  /// where given, else the target's wide tile (AVX-512: 6 x 64) for a
-  /// contraction whose columns are a multiple of its width and whose rows
-  /// fit its tiles: at most one tile (the 4 rows splitRows leaves of 64
-  /// take 4 x 64), a divisor within one row of its rows, or at least four
-  /// tiles (64 rows: ten 6-row tiles and one of 4, as AVX2 splits them; a
-  /// thread's 8 rows keep 8 x 32 rather than 6 + 2); not the bf16 pair dot
-  /// products (8 x 32 measured best on Zen 4). Else the target's tile
-  /// (8 x 32, 6 x 16, 8 x 8).
+  /// The register tile every contraction takes while set (the parts of a
+  /// contraction splitRows split take the whole's; the thread split's unit
+  /// is the two-register tile's): see TileScope.
+  std::optional<std::pair<int64_t, int64_t>> scopedTile;
+
+  /// Sets scopedTile for its lifetime.
+  struct TileScope {
+    TileScope(AttnVectorize &pass, std::pair<int64_t, int64_t> tile)
+        : pass(pass), saved(pass.scopedTile) {
+      pass.scopedTile = tile;
+    }
+    ~TileScope() { pass.scopedTile = saved; }
+    AttnVectorize &pass;
+    std::optional<std::pair<int64_t, int64_t>> saved;
+  };
+
+  /// The options' register tile where given, else the target's
+  /// two-register tile (8 x 32, 6 x 16, 8 x 8).
+  std::pair<int64_t, int64_t> twoRegisterTile() const {
+    return {registerRows > 0 ? registerRows : target->registerTileRows(),
+            registerCols > 0 ? registerCols : target->registerTileCols()};
+  }
+
+  /// Rows and columns of contraction `op`'s register tile: scopedTile where
+  /// set; the options where given; else the target's wide tile (AVX-512:
+  /// 6 x 64) for an f32 contraction whose columns are a multiple of its
+  /// width and whose rows fit its tiles: at most one tile (1 x 64 has four
+  /// FMA chains where 1 x 32 has two), a divisor within one row of its
+  /// rows, or at least four tiles (64 rows: ten 6-row tiles and one of 4,
+  /// as AVX2 splits them; a thread's 8 rows keep 8 x 32 rather than
+  /// 6 + 2); not the bf16 pair dot products (8 x 32 measured best on Zen
+  /// 4) nor contractions of extended bf16 / f16 (unmeasured). Else the
+  /// target's two-register tile (8 x 32, 6 x 16, 8 x 8).
   std::pair<int64_t, int64_t> registerTileFor(linalg::LinalgOp op) const {
+    if (scopedTile)
+      return *scopedTile;
     if (registerRows > 0 || registerCols > 0)
-      return {registerRows > 0 ? registerRows : target->registerTileRows(),
-              registerCols > 0 ? registerCols : target->registerTileCols()};
+      return twoRegisterTile();
     int64_t wide = target->wideRegisterTileCols();
     int64_t wideRows = target->wideRegisterTileRows();
     SmallVector<unsigned> parallelDims = parallelLoops(op);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (wide > 0 && !parallelDims.empty() && !packedPairLoop(op)) {
+    bool f32 = llvm::all_of(op.getDpsInputs(), [](Value input) {
+      return getElementTypeOrSelf(input.getType()).isF32();
+    });
+    if (wide > 0 && f32 && !parallelDims.empty() && !packedPairLoop(op)) {
       int64_t cols = ranges[parallelDims.back()];
       int64_t rows =
           parallelDims.size() > 1 ? ranges[parallelDims[parallelDims.size() - 2]]
@@ -513,7 +541,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
           cols % wide == 0 && rowsFit)
         return {wideRows, wide};
     }
-    return {target->registerTileRows(), target->registerTileCols()};
+    return twoRegisterTile();
   }
 
   /// A contraction's parallel loops in order: ..., rows, cols.
@@ -739,8 +767,10 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       dim = 0;
     if (iters[dim] != utils::IteratorType::parallel)
       return std::nullopt;
-    // A divisor of the range, a multiple of its register tile, at most
-    // range / chunks (static pieces vectorize).
+    // A divisor of the range, a multiple of its two-register tile (the
+    // pieces choose their own tiles), at most range / chunks (static pieces
+    // vectorize).
+    TileScope scope(*this, twoRegisterTile());
     int64_t unit = std::max<int64_t>(1, tileSizes(op)[dim]);
     int64_t chunk = 0;
     for (int64_t c = ranges[dim] / parallelChunks; c >= unit; --c)
@@ -867,6 +897,8 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     // The thread split's producer is the caller's no longer: once the rows
     // are split, each part has its own slice of it; otherwise
     // registerTileWithInit consumes it (`original` stays either way).
+    // The parts tile as the whole would.
+    TileScope scope(*this, registerTileFor(cast<linalg::LinalgOp>(target)));
     auto parts = splitRows(rewriter, cast<linalg::LinalgOp>(target), init);
     if (parts.size() > 1 && init && init != original && init->use_empty())
       rewriter.eraseOp(init);
@@ -1035,6 +1067,8 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       target = *chunked;
     }
     if (isContraction(cast<linalg::LinalgOp>(target))) {
+      // The parts tile as the whole would.
+      TileScope scope(*this, registerTileFor(cast<linalg::LinalgOp>(target)));
       for (auto [part, partInit] :
            splitRows(rewriter, cast<linalg::LinalgOp>(target), nullptr))
         registerTileWithInit(rewriter, part, partInit, nullptr);

@@ -89,6 +89,65 @@ func.func @contraction48(%q: tensor<48x64xf32>, %kt: tensor<64x64xf32>, %init: t
   return %0 : tensor<48x64xf32>
 }
 
+// 32 columns (no multiple of 64), 8 or 9 rows (no divisor within one row
+// of 6, fewer than 24), and f16 factors (extended in the body) keep AVX-512's
+// 8 x 32 tile; 9 rows split 8 + 1 and both parts tile 8 x 32's way (the
+// lone row is no 1 x 64).
+// WIDE-LABEL: func @narrow_cases
+// WIDE: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// WIDE: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// WIDE: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// WIDE: vector.contract {{.*}} : vector<1x1xf32>, vector<1x32xf32> into vector<1x32xf32>
+// WIDE: vector.contract {{.*}} : vector<8x1xf16>, vector<1x32xf16> into vector<8x32xf32>
+// WIDE-NOT: vector<{{[0-9]+}}x64xf32>
+// WIDE: return
+func.func @narrow_cases(%x: tensor<64x64xf32>, %w32: tensor<64x32xf32>, %y: tensor<8x64xf32>, %z: tensor<9x64xf32>, %w: tensor<64x64xf32>, %xh: tensor<64x64xf16>, %wh: tensor<64x64xf16>) -> (tensor<64x32xf32>, tensor<8x64xf32>, tensor<9x64xf32>, tensor<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<64x32xf32>
+  %i0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(i, j, e) -> (i, e)>, affine_map<(i, j, e) -> (e, j)>, affine_map<(i, j, e) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w32 : tensor<64x64xf32>, tensor<64x32xf32>) outs(%i0 : tensor<64x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x32xf32>
+  %e1 = tensor.empty() : tensor<8x64xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(i, j, e) -> (i, e)>, affine_map<(i, j, e) -> (e, j)>, affine_map<(i, j, e) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y, %w : tensor<8x64xf32>, tensor<64x64xf32>) outs(%i1 : tensor<8x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x64xf32>
+  %e2 = tensor.empty() : tensor<9x64xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<9x64xf32>) -> tensor<9x64xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(i, j, e) -> (i, e)>, affine_map<(i, j, e) -> (e, j)>, affine_map<(i, j, e) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%z, %w : tensor<9x64xf32>, tensor<64x64xf32>) outs(%i2 : tensor<9x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<9x64xf32>
+  %e3 = tensor.empty() : tensor<64x64xf32>
+  %i3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(i, j, e) -> (i, e)>, affine_map<(i, j, e) -> (e, j)>, affine_map<(i, j, e) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xh, %wh : tensor<64x64xf16>, tensor<64x64xf16>) outs(%i3 : tensor<64x64xf32>) {
+  ^bb0(%a: f16, %b: f16, %c: f32):
+    %af = arith.extf %a : f16 to f32
+    %bf = arith.extf %b : f16 to f32
+    %m = arith.mulf %af, %bf : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %0, %1, %2, %3 : tensor<64x32xf32>, tensor<8x64xf32>, tensor<9x64xf32>, tensor<64x64xf32>
+}
+
 // -----
 
 // Elementwise ops go one row at a time with the last dim in one vector; a row

@@ -58,6 +58,32 @@ TEST(TunerTest, AmxCandidatesKeepWholeTiles) {
   EXPECT_EQ(amx.front(), (TileChoice{0, 0, 0, 0}));
 }
 
+// AVX-512's heuristic takes 6 x 64 register tiles where they fit, so its
+// sweep times the two-register 8 x 32 tile explicitly too; AVX2 (no wide
+// tile) sweeps its 6 x 16 only at one row fewer.
+TEST(TunerTest, WideTileTargetsSweepTheTwoRegisterTile) {
+  auto hasTile = [](const std::vector<TileChoice> &candidates, int64_t rows,
+                    int64_t cols) {
+    for (const TileChoice &c : candidates)
+      if (c.registerRows == rows && c.registerCols == cols)
+        return true;
+    return false;
+  };
+  CpuTarget v4 = x86("x86-64-v4");
+  ASSERT_EQ(v4.wideRegisterTileCols(), 64);
+  std::vector<TileChoice> avx512 = tileCandidates(v4, 0, 0, false);
+  EXPECT_TRUE(hasTile(avx512, 8, 32));
+  EXPECT_TRUE(hasTile(avx512, 7, 32));
+  EXPECT_TRUE(hasTile(avx512, 9, 32));
+  CpuTarget v3 = x86("x86-64-v3");
+  EXPECT_EQ(v3.wideRegisterTileCols(), 0);
+  std::vector<TileChoice> avx2 = tileCandidates(v3, 0, 0, false);
+  EXPECT_FALSE(hasTile(avx2, 6, 16));
+  EXPECT_TRUE(hasTile(avx2, 5, 16));
+  // 7 x 16 would not fit 16 registers (2 x 7 + 3 > 16).
+  EXPECT_FALSE(hasTile(avx2, 7, 16));
+}
+
 TEST(TunerTest, AttentionOnAmx) {
   MLIRContext context;
   context.loadDialect<AttnDialect, func::FuncDialect>();
