@@ -93,8 +93,9 @@ struct CpuTarget {
   /// 0 on other targets (none). With 6 rows (`wideRegisterTileRows`) its
   /// 24 accumulators take 10 loads (6 broadcasts, 4 vectors) per 24 FMAs
   /// where 8 x 32 takes 10 per 16: a C microbenchmark of the tiles on an
-  /// L1-resident 64-deep reduction ran 6 x 64 at 82-84 % of the FMA probe
-  /// and 8 x 32 at 77-79 % on a Sapphire Rapids-class Xeon (docs/Design.md).
+  /// L1-resident 64-deep reduction (scripts/register-tile-probe.c) ran
+  /// 6 x 64 at a median 84 % of the FMA probe and 8 x 32 at 80 % on a
+  /// Sapphire Rapids-class Xeon (docs/Design.md).
   int64_t wideRegisterTileCols() const {
     return vectorBits == 512 && vectorRegisters >= 32 ? 4 * f32Lanes() : 0;
   }
