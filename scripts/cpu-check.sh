@@ -59,18 +59,11 @@ amx=0
 grep -qw amx_tile /proc/cpuinfo && grep -qw amx_bf16 /proc/cpuinfo && amx=1
 
 # One function per (mask, dtype, L).
+source "$ROOT/scripts/sdpa-function.sh"
 for mask in dense causal; do
   for dtype in f32 bf16; do
     for L in 1024 4096; do
-      t="tensor<1x8x${L}x64x${dtype}>"
-      attr=""
-      [[ $mask == causal ]] && attr="{mask = #attn.mask<causal>}"
-      cat > "$TMP/$mask-$dtype-$L.mlir" <<MLIR
-func.func @f(%q: $t, %k: $t, %v: $t) -> $t {
-  %o = attn.sdpa %q, %k, %v $attr : ($t, $t, $t) -> $t
-  return %o : $t
-}
-MLIR
+      sdpa_function "$TMP/$mask-$dtype-$L.mlir" "tensor<1x8x${L}x64x${dtype}>" "$mask"
     done
   done
 done

@@ -24,6 +24,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 status=0
+source "$(dirname "${BASH_SOURCE[0]}")/sdpa-function.sh"
 
 echo "== numerics (attn-run --target=cuda --check)"
 for f in sdpa mask-kinds alignment score-mask-mods mha reduced-precision tensor-cores; do
@@ -44,15 +45,7 @@ for dtype in f32 f16 bf16; do
     for E in 64 128; do
       for mask in dense causal; do
         H=16
-        t="tensor<1x${H}x${L}x${E}x${dtype}>"
-        attr=""
-        [[ $mask == causal ]] && attr="{mask = #attn.mask<causal>}"
-        cat > "$TMP/k.mlir" <<MLIR
-func.func @f(%q: $t, %k: $t, %v: $t) -> $t {
-  %o = attn.sdpa %q, %k, %v $attr : ($t, $t, $t) -> $t
-  return %o : $t
-}
-MLIR
+        sdpa_function "$TMP/k.mlir" "tensor<1x${H}x${L}x${E}x${dtype}>" "$mask"
         out=$(timeout 120 "$RUN" "$TMP/k.mlir" --target=cuda --repeat 5 2>&1)
         ms=$(sed -n 's/.*run: best \([0-9.]*\) ms.*/\1/p' <<<"$out")
         kms=$(sed -n 's/.*kernels: best \([0-9.]*\) ms.*/\1/p' <<<"$out")

@@ -35,19 +35,12 @@ trap 'rm -rf "$TMP"' EXIT
 # As attn-bench and cpu-check: idle OpenMP threads spin 1 ms, then sleep.
 [[ -n "${OMP_WAIT_POLICY:-}" ]] || export KMP_BLOCKTIME=${KMP_BLOCKTIME:-1}
 
+source "$ROOT/scripts/sdpa-function.sh"
 lscpu | grep -E '^(Model name|CPU family|Model):' | tr -s ' '
 for mask in dense causal; do
   for L in 1024 4096; do
     for E in 64 128; do
-      t="tensor<1x8x${L}x${E}xf32>"
-      attr=""
-      [[ $mask == causal ]] && attr="{mask = #attn.mask<causal>}"
-      cat > "$TMP/$mask-$L-$E.mlir" <<MLIR
-func.func @f(%q: $t, %k: $t, %v: $t) -> $t {
-  %o = attn.sdpa %q, %k, %v $attr : ($t, $t, $t) -> $t
-  return %o : $t
-}
-MLIR
+      sdpa_function "$TMP/$mask-$L-$E.mlir" "tensor<1x8x${L}x${E}xf32>" "$mask"
     done
   done
 done
