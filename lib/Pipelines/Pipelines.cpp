@@ -207,6 +207,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   tile.bf16DotProduct = options.bf16DotProduct;
   // The register rows are vector code: not with vectorize=false.
   tile.shortSequences = options.shortSequences && options.vectorize;
+  tile.speculativeSoftmax = options.speculativeSoftmax;
   pm.addPass(createAttnTile(tile));
   AttnLowerGatOptions gat;
   gat.edgeBlock = options.gatEdgeBlock;

@@ -110,6 +110,13 @@ struct CpuPipelineOptions
                      "takes attn-tile's register-row lowering when no block "
                      "size is given; false: always tiles"),
       llvm::cl::init(true)};
+  Option<bool> speculativeSoftmax{
+      *this, "speculative-softmax",
+      llvm::cl::desc("f32 key tiles of plain scores compute P against the "
+                     "earlier tiles' row max in Q K^T's register tiles, "
+                     "with a conditional rescale (attn-tile); an "
+                     "experiment, off by default"),
+      llvm::cl::init(false)};
 };
 
 /// attn -> tiled attention with online softmax (attn-tile; mha decomposed

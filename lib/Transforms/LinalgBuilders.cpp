@@ -701,6 +701,128 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   return {newMax, newSum, newAcc};
 }
 
+OnlineSoftmaxState
+mlir::attn::buildSpeculativeSoftmaxStep(OpBuilder &b, Location loc, Value qk,
+                                        Value values,
+                                        const OnlineSoftmaxState &state) {
+  requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
+                arith::ArithDialect, math::MathDialect, scf::SCFDialect>(
+      b, "buildSpeculativeSoftmaxStep");
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> tile = getShape(qk);
+  Type f = getElementType(qk);
+  AffineMap id1 = AffineMap::getMultiDimIdentityMap(1, ctx);
+  AffineMap id2 = AffineMap::getMultiDimIdentityMap(2, ctx);
+  AffineMap row2 = dimsMap(ctx, 2, {0});
+  Value negInf =
+      buildFloatConstant(b, loc, f, -std::numeric_limits<double>::infinity());
+  Value zero = buildFloatConstant(b, loc, f, 0.0);
+  // The exp's offset: m, or 0 on rows with no allowed key yet (their
+  // scores so far were -inf; exp(S - 0) is then P of a first allowed key,
+  // which the tile max below sends to the lazy step anyway). Built before
+  // Q K^T, with P's tensor: attn-vectorize computes P where Q K^T is.
+  OpBuilder::InsertPoint afterProduct = b.saveInsertionPoint();
+  if (Operation *product = qk.getDefiningOp())
+    b.setInsertionPoint(product);
+  Value probsInit = buildEmpty(b, loc, tile, f);
+  Value offset = buildElementwise(
+      b, loc, buildEmpty(b, loc, {tile[0]}, f), ValueRange{state.rowMax}, {id1},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                            args[0], negInf);
+        return arith::SelectOp::create(nb, nloc, empty, zero, args[0]);
+      });
+  b.restoreInsertionPoint(afterProduct);
+  // P = exp(S - offset), marked for attn-vectorize to compute in Q K^T's
+  // register tiles.
+  Value scores = qk;
+  Value probs = buildElementwise(
+      b, loc, probsInit, ValueRange{qk, offset}, {id2, row2},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return buildExpOfNonPositive(
+            nb, nloc, arith::SubFOp::create(nb, nloc, args[0], args[1]), f);
+      });
+  probs.getDefiningOp()->setAttr(kRegisterTileEpilogueAttr, b.getUnitAttr());
+  // Whether some row's tile max passes m + tau (the lazy step's test; -inf
+  // + tau is -inf, so a row's first allowed score passes it): the largest
+  // tileMax - (m + tau) above 0. A row all -inf so far and here gives -inf -
+  // -inf = NaN, which maxnum drops.
+  Value tileMax =
+      buildLastDimReduction<arith::MaxNumFOp>(b, loc, scores, negInf);
+  Value tau = buildFloatConstant(b, loc, f, 8.0 * std::log(2.0));
+  Value excess = buildElementwise(
+      b, loc, buildEmpty(b, loc, {tile[0]}, f),
+      ValueRange{tileMax, state.rowMax}, {id1, id1},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return arith::SubFOp::create(
+            nb, nloc, args[0], arith::AddFOp::create(nb, nloc, args[1], tau));
+      });
+  Value maxExcess =
+      buildLastDimReduction<arith::MaxNumFOp>(b, loc, excess, negInf);
+  Value moved = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OGT,
+      tensor::ExtractOp::create(b, loc, maxExcess, ValueRange{}), zero);
+  auto step = scf::IfOp::create(
+      b, loc, moved,
+      [&](OpBuilder &tb, Location tloc) {
+        OnlineSoftmaxState next = buildOnlineSoftmaxStep(
+            tb, tloc, scores, values, state, {}, /*lazyRescale=*/true);
+        scf::YieldOp::create(tb, tloc, ValueRange{next.rowSum, next.acc});
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        // l' = l + rowsum(P) (in lanes as buildOnlineSoftmaxStep sums
+        // them), acc' = acc + P V; m stays.
+        using utils::IteratorType;
+        Value sumInput = probs;
+        SmallVector<AffineMap> sumMaps{id2, row2};
+        SmallVector<IteratorType> sumIters{IteratorType::parallel,
+                                           IteratorType::reduction};
+        if (ArrayRef<int64_t> sumShape = getShape(state.rowSum);
+            sumShape.size() == 2) {
+          int64_t lanes = sumShape[1];
+          sumInput =
+              buildExpand(eb, eloc, probs, {tile[0], tile[1] / lanes, lanes},
+                          {{0}, {1, 2}});
+          sumMaps = {AffineMap::getMultiDimIdentityMap(3, ctx),
+                     dimsMap(ctx, 3, {0, 2})};
+          sumIters.push_back(IteratorType::parallel);
+        }
+        Value newSum =
+            linalg::GenericOp::create(
+                eb, eloc, state.rowSum.getType(), ValueRange{sumInput},
+                ValueRange{state.rowSum}, sumMaps, sumIters,
+                [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                  linalg::YieldOp::create(
+                      nb, nloc,
+                      arith::AddFOp::create(nb, nloc, args[0], args[1])
+                          .getResult());
+                })
+                .getResult(0);
+        Value newAcc = buildContractionInto(
+            eb, eloc, probs, dimsMap(ctx, 3, {0, 2}), values,
+            dimsMap(ctx, 3, {2, 1}), state.acc, dimsMap(ctx, 3, {0, 1}));
+        scf::YieldOp::create(eb, eloc, ValueRange{newSum, newAcc});
+      });
+  // m' as the lazy step computes it (max(m, tile max) where the tile max
+  // passes m + tau, else m: m itself where nothing moved), after the
+  // scf.if and in place (its last reader): written inside the scf.if, m's
+  // buffer (one vector for a short query tile) is hoisted out of the key
+  // loop as if it were written on every path
+  // (linalg::hoistRedundantVectorTransfers), its yield then using the
+  // branch's value.
+  Value newMax = buildElementwise(
+      b, loc, state.rowMax, ValueRange{tileMax}, {id1},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value raise = arith::CmpFOp::create(
+            nb, nloc, arith::CmpFPredicate::OGT, args[0],
+            arith::AddFOp::create(nb, nloc, args[1], tau));
+        return arith::SelectOp::create(
+            nb, nloc, raise,
+            arith::MaxNumFOp::create(nb, nloc, args[0], args[1]), args[1]);
+      });
+  return {newMax, step.getResult(0), step.getResult(1)};
+}
+
 AttentionRows
 mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
                                      const OnlineSoftmaxState &state) {

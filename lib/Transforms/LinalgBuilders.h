@@ -156,6 +156,30 @@ OnlineSoftmaxState buildOnlineSoftmaxStep(OpBuilder &b, Location loc,
                                           AffineMap valuesMap = {},
                                           bool lazyRescale = false);
 
+/// Marks the elementwise op of buildSpeculativeSoftmaxStep for
+/// attn-vectorize: computed in the register tiles of the contraction whose
+/// product it reads.
+inline constexpr llvm::StringLiteral kRegisterTileEpilogueAttr =
+    "attn.register_tile_epilogue";
+
+/// One online-softmax step over the f32 product `qk` (rows x cols, the
+/// scores themselves: no mask or modification) of a query tile with a key
+/// tile, as buildOnlineSoftmaxStep's lazy form computes it, with the
+/// weights taken against the row maxima of the earlier tiles: one
+/// elementwise op (kRegisterTileEpilogueAttr) reads `qk` and writes P =
+/// exp(S - m), which attn-vectorize computes in Q K^T's register tiles
+/// right after their reduction, beside the next tile's FMAs, instead of as
+/// a pass of its own. Where no row's tile max passes its m + 8 ln 2 (so
+/// P <= 2^8, as the lazy step keeps it), the step is l' = l + rowsum(P),
+/// acc' = acc + P V with m as it was; otherwise (some row's first allowed
+/// key, or a max that climbed) the lazy step runs on the scores instead
+/// (an scf.if), the speculative P unused. attn-tile's speculative-softmax
+/// (off by default): on AVX2 it measured no faster than the exact step
+/// (docs/Rationale.md, "The softmax on AVX2").
+OnlineSoftmaxState buildSpeculativeSoftmaxStep(OpBuilder &b, Location loc,
+                                               Value qk, Value values,
+                                               const OnlineSoftmaxState &state);
+
 /// The attention output of a finished online softmax.
 struct AttentionRows {
   Value output; ///< acc / l, and 0 on rows that saw no allowed key.

@@ -461,7 +461,15 @@ def AttnTile : Pass<"attn-tile"> {
     Option<"shortSequences", "short-sequences", "bool", /*default=*/"true",
            "Attention whose keys (and output row) fit in four vectors of the "
            "target takes the register-row lowering when no block size is "
-           "given; false: always tiles">
+           "given; false: always tiles">,
+    Option<"speculativeSoftmax", "speculative-softmax", "bool",
+           /*default=*/"false",
+           "f32 key tiles of plain scores (no mask on the tile, no score "
+           "modification) take P = exp(S - m) against the earlier tiles' "
+           "row max, which attn-vectorize computes in Q K^T's register "
+           "tiles, and FlashAttention-4's conditional rescale where a row's "
+           "max climbs (buildSpeculativeSoftmaxStep); an experiment, not "
+           "faster on AVX2 (docs/Rationale.md)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -58,7 +58,8 @@ public:
   /// (E/2, key, 2) per key tile, V as (keys/2, Ev, 2); P is rounded to bf16
   /// before P V. Scores, the softmax and the accumulators stay f32.
   SdpaTiler(SdpaOp op, int64_t blockQ, int64_t blockK,
-            std::optional<Bf16Operands> bf16 = std::nullopt)
+            std::optional<Bf16Operands> bf16 = std::nullopt,
+            bool speculativeSoftmax = false)
       : op(op), emitter(op), bf16(bf16) {
     ArrayRef<int64_t> q = getShape(op.getQuery()), k = getShape(op.getKey()),
                       v = getShape(op.getValue());
@@ -77,6 +78,7 @@ public:
     nkt = llvm::divideCeilSigned(lk, bk);
     f = op.getQuery().getType().getElementType();
     queryScale = op.getEffectiveScale();
+    speculative = speculativeSoftmax && !bf16 && f.isF32();
     if (bf16) {
       // bf16 Q is prescaled only exactly: scale = m 2^x (|m| in [0.5, 1)),
       // Q times 2^x in bf16 and the f32 scores times m; a scale of +-2^y
@@ -429,6 +431,11 @@ private:
                      })
                      .getResult(0);
       }
+      if (speculative && scores == qk) {
+        OnlineSoftmaxState next =
+            buildSpeculativeSoftmaxStep(sb, sloc, qk, vTile, state);
+        return {next.rowMax, next.rowSum, next.acc};
+      }
       OnlineSoftmaxState next =
           buildOnlineSoftmaxStep(sb, sloc, scores, vTile, state, {},
                                  bf16 && bf16->lazyRescale);
@@ -529,6 +536,8 @@ private:
   /// and what the f32 scores are then (bf16 Q, a scale that is no power of
   /// two: the rest of it).
   double queryScale = 1.0;
+  /// f32 tiles of plain scores take buildSpeculativeSoftmaxStep.
+  bool speculative = false;
   std::optional<double> scoreScale;
   int64_t batch, heads, lq, lk, e, ev, group, bq, bk, nqt, nkt;
   Type f;
@@ -647,10 +656,12 @@ std::pair<int64_t, int64_t> blocksFor(SdpaOp op, int64_t blockQ,
 
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
-           double graphEdgeDensity, int64_t edgeBlock, bool shortSequences)
+           double graphEdgeDensity, int64_t edgeBlock, bool shortSequences,
+           bool speculativeSoftmax)
       : OpRewritePattern(ctx), blockQ(blockQ), blockK(blockK),
         graphEdgeDensity(graphEdgeDensity), edgeBlock(edgeBlock),
-        shortSequences(shortSequences) {}
+        shortSequences(shortSequences), speculativeSoftmax(speculativeSoftmax) {
+  }
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
@@ -666,7 +677,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
       return success();
     }
     auto [bq, bk] = blocksFor(op, blockQ, blockK);
-    SdpaTiler tiler(op, bq, bk);
+    SdpaTiler tiler(op, bq, bk, std::nullopt, speculativeSoftmax);
     rewriter.replaceOp(op, tiler.build(rewriter));
     return success();
   }
@@ -675,6 +686,7 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
   double graphEdgeDensity;
   int64_t edgeBlock;
   bool shortSequences;
+  bool speculativeSoftmax;
 };
 
 /// bf16 attention on a target with bf16 dot products (AVX512-BF16): tiled
@@ -771,7 +783,7 @@ struct AttnTile : attn::impl::AttnTileBase<AttnTile> {
     RewritePatternSet patterns(&getContext());
     populateWidenPrecisionPatterns(patterns);
     patterns.add<TileSdpa>(&getContext(), blockQ, blockK, graphEdgeDensity,
-                           edgeBlock, shortSequences);
+                           edgeBlock, shortSequences, speculativeSoftmax);
     if (bf16DotProduct)
       patterns.add<TileSdpaBf16Dot>(&getContext(), blockQ, blockK,
                                     graphEdgeDensity);

@@ -864,6 +864,194 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     return std::make_pair(tiledOp, tiledFill);
   }
 
+  /// The elementwise consumer that contraction `op`'s register tiles
+  /// compute right after their reduction (an epilogue), or null: `op` is a
+  /// 2-d contraction (rows x cols over one reduction) from a fill, one of
+  /// whose users is a generic marked kRegisterTileEpilogueAttr (the online
+  /// softmax's exp(S - m) of buildSpeculativeSoftmaxStep, m per row),
+  /// all-parallel over the same rows x cols, reading the product first and
+  /// through the identity map (and nowhere else), writing its results
+  /// through it, its other inputs projected permutations. The product's
+  /// other users read it as before.
+  static linalg::GenericOp epilogueOf(linalg::LinalgOp op) {
+    if (!isContraction(op) || op->getNumResults() != 1 ||
+        op.getNumLoops() != 3 || op.getNumParallelLoops() != 2 ||
+        packedPairLoop(op) ||
+        !isa_and_nonnull<linalg::FillOp>(initProducer(op).getOperation()))
+      return {};
+    Value product = op->getResult(0);
+    for (Operation *user : product.getUsers()) {
+      auto epilogue = dyn_cast<linalg::GenericOp>(user);
+      if (!epilogue || !epilogue->hasAttr(kRegisterTileEpilogueAttr) ||
+          !epilogue.hasPureTensorSemantics() || epilogue.getNumLoops() != 2 ||
+          epilogue.getNumParallelLoops() != 2 ||
+          epilogue.getNumDpsInputs() < 1 ||
+          epilogue.getDpsInputOperand(0)->get() != product ||
+          llvm::count(epilogue->getOperands(), product) != 1 ||
+          !epilogue.getMatchingIndexingMap(epilogue.getDpsInputOperand(0))
+               .isIdentity() ||
+          !llvm::all_of(epilogue.getIndexingMapsArray(),
+                        [](AffineMap m) { return m.isProjectedPermutation(); }))
+        continue;
+      if (llvm::all_of(epilogue.getDpsInitsMutable(), [&](OpOperand &init) {
+            return epilogue.getMatchingIndexingMap(&init).isIdentity();
+          }))
+        return epilogue;
+    }
+    return {};
+  }
+
+  /// Contraction `op` (from a fill) and its `epilogue` (epilogueOf) in one
+  /// set of register tiles: each rows x cols tile zeroes its accumulators,
+  /// runs the reduction, stores the product and computes the epilogue on
+  /// the accumulators before the next tile starts, so the epilogue's
+  /// instructions (the softmax's exp) can issue beside the next tile's
+  /// FMAs. The rows split as splitRows splits them (a part of whole
+  /// register tiles and the rest), and the epilogue a row of the tile at a
+  /// time (all rows at once, the exp's steps of every accumulator are live
+  /// together and spill). Returns false where it does not apply (a
+  /// contraction the threads split); the epilogue and the product are
+  /// replaced otherwise.
+  bool tileContractionWithEpilogue(IRRewriter &rewriter, linalg::LinalgOp op,
+                                   linalg::GenericOp epilogue) {
+    if (threadSplitSizes(op))
+      return false;
+    // The epilogue's tiles take the product's place: what else it reads
+    // and writes must be there before it.
+    DominanceInfo dominance(op->getParentOfType<FunctionOpInterface>());
+    for (Value operand : epilogue->getOperands())
+      if (operand != op->getResult(0) &&
+          !dominance.properlyDominates(operand, op))
+        return false;
+    const CpuTarget &target = *this->target;
+    TileScope scope(*this, registerTileFor(op));
+    auto [tileRows, tileCols] = registerTileFor(op);
+    int64_t cols = op.getStaticLoopRanges()[parallelLoops(op)[1]];
+    rewriter.setInsertionPoint(op);
+    SmallVector<std::pair<linalg::LinalgOp, Operation *>> parts =
+        splitRows(rewriter, op, initProducer(op).getOperation());
+    Location loc = epilogue.getLoc();
+    // Each part of the epilogue, right after the part of the product it
+    // reads: a clone writing into the results so far, tiled to the part's
+    // rows and dropped.
+    SmallVector<Value> results(epilogue.getDpsInits());
+    SmallVector<std::array<Operation *, 3>> partOps;
+    int64_t begin = 0;
+    for (auto &entry : parts) {
+      linalg::LinalgOp product = entry.first;
+      Operation *zeros = entry.second;
+      int64_t size = product.getStaticLoopRanges()[parallelLoops(product)[0]];
+      rewriter.setInsertionPointAfter(product);
+      IRMapping map;
+      for (auto [init, result] : llvm::zip(epilogue.getDpsInits(), results))
+        map.map(init, result);
+      auto whole = cast<TilingInterface>(rewriter.clone(*epilogue, map));
+      SmallVector<OpFoldResult> offsets{rewriter.getIndexAttr(begin),
+                                        rewriter.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(size),
+                                      rewriter.getIndexAttr(cols)};
+      begin += size;
+      FailureOr<TilingResult> tiled =
+          whole.getTiledImplementation(rewriter, offsets, sizes);
+      if (failed(tiled) || tiled->tiledOps.size() != 1)
+        return false; // (the partial IR is dead: canonicalization drops it)
+      auto part = cast<linalg::GenericOp>(tiled->tiledOps.front());
+      rewriter.modifyOpInPlace(part, [&] {
+        part.getDpsInputOperand(0)->set(product->getResult(0));
+      });
+      SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
+      for (auto [i, result] : llvm::enumerate(results))
+        result = tensor::InsertSliceOp::create(
+            rewriter, loc, part->getResult(i), result, offsets, sizes, strides);
+      rewriter.eraseOp(whole);
+      partOps.push_back({part, product, zeros});
+    }
+    rewriter.replaceOp(epilogue, results);
+
+    // Each part in register tiles of its rows: the product (yielded for its
+    // other readers) and its zeros fused into the epilogue's tiles; then
+    // the product's reduction as a loop, the epilogue as a loop over the
+    // tile's rows, and all three vectorized.
+    for (auto [part, product, zeros] : partOps) {
+      int64_t partRows =
+          cast<linalg::LinalgOp>(part).getStaticLoopRanges().front();
+      scf::SCFTilingOptions tiling;
+      tiling.setTileSizes(getAsIndexOpFoldResult(
+          &getContext(),
+          {divisorAtMost(partRows, tileRows),
+           vectorDivisorAtMost(cols, tileCols, target.f32Lanes())}));
+      tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+      scf::SCFTileAndFuseOptions options;
+      options.setTilingOptions(tiling);
+      Operation *fuseProduct = product, *fuseZeros = zeros;
+      options.setFusionControlFn(
+          [=](tensor::ExtractSliceOp, OpResult producer, bool)
+              -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+            scf::SCFTileAndFuseOptions::ControlFnResult fuse;
+            if (producer.getOwner() == fuseProduct)
+              fuse.yieldProducerReplacement = true;
+            else if (!fuseZeros || producer.getOwner() != fuseZeros)
+              return std::nullopt;
+            return fuse;
+          });
+      rewriter.setInsertionPoint(part);
+      FailureOr<scf::SCFTileAndFuseResult> fused =
+          scf::tileConsumerAndFuseProducersUsingSCF(
+              rewriter, cast<TilingInterface>(part), options);
+      if (failed(fused)) {
+        // Untiled, the part still computes: tile and vectorize it alone.
+        registerTileWithInit(rewriter, cast<linalg::LinalgOp>(product), zeros,
+                             nullptr);
+        tileAndVectorize(rewriter, cast<linalg::LinalgOp>(part));
+        continue;
+      }
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceAllUsesWith(original, replacement);
+      Operation *tiledEpilogue = nullptr, *tiledProduct = nullptr,
+                *tiledZeros = nullptr;
+      for (Operation *tiledOp : fused->tiledAndFusedOps) {
+        if (isa<linalg::FillOp>(tiledOp))
+          tiledZeros = tiledOp;
+        else if (isContraction(cast<linalg::LinalgOp>(tiledOp)))
+          tiledProduct = tiledOp;
+        else
+          tiledEpilogue = tiledOp;
+      }
+      // (The zeros, if they are the contraction's own fill, are
+      // runOnOperation's fusedInits: dropped there once unused.)
+      for (Operation *old : {part, product})
+        if (old->use_empty())
+          rewriter.eraseOp(old);
+      if (tiledProduct) {
+        scf::SCFTilingOptions reduction;
+        reduction.setTileSizes(
+            getAsIndexOpFoldResult(&getContext(), {0, 0, 1}));
+        rewriter.setInsertionPoint(tiledProduct);
+        FailureOr<scf::SCFTilingResult> steps = scf::tileUsingSCF(
+            rewriter, cast<TilingInterface>(tiledProduct), reduction);
+        if (succeeded(steps)) {
+          rewriter.replaceOp(tiledProduct, steps->replacements);
+          tiledProduct = steps->tiledOps.front();
+        }
+      }
+      if (tiledEpilogue && divisorAtMost(partRows, tileRows) > 1) {
+        scf::SCFTilingOptions byRow;
+        byRow.setTileSizes(getAsIndexOpFoldResult(&getContext(), {1, 0}));
+        rewriter.setInsertionPoint(tiledEpilogue);
+        FailureOr<scf::SCFTilingResult> rowsLoop = scf::tileUsingSCF(
+            rewriter, cast<TilingInterface>(tiledEpilogue), byRow);
+        if (succeeded(rowsLoop)) {
+          rewriter.replaceOp(tiledEpilogue, rowsLoop->replacements);
+          tiledEpilogue = rowsLoop->tiledOps.front();
+        }
+      }
+      for (Operation *tiledOp : {tiledZeros, tiledProduct, tiledEpilogue})
+        if (tiledOp)
+          vectorizeOp(rewriter, tiledOp);
+    }
+    return true;
+  }
+
   /// Vectorizes `op` in place (leaves it scalar when it does not vectorize).
   void vectorizeOp(IRRewriter &rewriter, Operation *op) {
     rewriter.setInsertionPoint(op);
@@ -1150,9 +1338,25 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     for (linalg::LinalgOp op : ops)
       if (linalg::LinalgOp init = initProducer(op))
         fusedInits.insert(init);
+    // Contractions whose product an elementwise epilogue alone reads
+    // (epilogueOf) take it into their register tiles; those epilogues are
+    // not tiled on their own.
+    llvm::DenseMap<Operation *, linalg::GenericOp> epilogues;
+    llvm::DenseSet<Operation *> done;
+    for (linalg::LinalgOp op : ops)
+      if (linalg::GenericOp epilogue = epilogueOf(op))
+        epilogues[op.getOperation()] = epilogue;
     for (linalg::LinalgOp op : ops) {
-      if (fusedInits.contains(op.getOperation()))
+      if (fusedInits.contains(op.getOperation()) ||
+          done.contains(op.getOperation()))
         continue;
+      if (auto it = epilogues.find(op.getOperation()); it != epilogues.end()) {
+        Operation *epilogue = it->second.getOperation();
+        if (tileContractionWithEpilogue(rewriter, op, it->second)) {
+          done.insert(epilogue);
+          continue;
+        }
+      }
       // AMX tile products, after bufferization (attn-lower-amx).
       if (target->hasAmxBf16() && attn::isAmxContraction(op)) {
         fillOfItsOwn(rewriter, op);
