@@ -41,9 +41,13 @@ static float O[21 * 96] __attribute__((aligned(64)));
 
 #define TARGET __attribute__((target("avx2,fma"), always_inline)) static inline
 
-// 2^t p(g) with t = (s - m) log2 e, as buildExpOfNonPositive.
-TARGET __m256 expSelect(__m256 s, __m256 m) {
+// 2^t p(g) with t = (s - m) log2 e, as buildExpOfNonPositive; with `clamp`
+// t is clamped at -127 (maxps(c, t) keeps a NaN t) instead of the final
+// select: n + 127 = 0 there, so 2^n is +0.0 and so is the product.
+TARGET __m256 expOf(__m256 s, __m256 m, int clamp) {
   __m256 t = _mm256_mul_ps(_mm256_sub_ps(s, m), _mm256_set1_ps(1.44269504f));
+  if (clamp)
+    t = _mm256_max_ps(_mm256_set1_ps(-127.0f), t);
   __m256 magic = _mm256_set1_ps(12582912.0f + 127.0f);
   __m256 shifted = _mm256_add_ps(t, magic);
   __m256 g = _mm256_sub_ps(t, _mm256_sub_ps(shifted, magic));
@@ -56,28 +60,13 @@ TARGET __m256 expSelect(__m256 s, __m256 m) {
   __m256 two = _mm256_castsi256_ps(
       _mm256_slli_epi32(_mm256_castps_si256(shifted), 23));
   __m256 e = _mm256_mul_ps(p, two);
+  if (clamp)
+    return e;
   __m256 tiny = _mm256_cmp_ps(t, _mm256_set1_ps(-126.0f), _CMP_LT_OQ);
   return _mm256_blendv_ps(e, _mm256_setzero_ps(), tiny);
 }
-
-// The same with t clamped at -127 (maxps(c, t) keeps a NaN t) instead of
-// the select: n + 127 = 0 there, so 2^n is +0.0 and so is the product.
-TARGET __m256 expClamp(__m256 s, __m256 m) {
-  __m256 t = _mm256_mul_ps(_mm256_sub_ps(s, m), _mm256_set1_ps(1.44269504f));
-  t = _mm256_max_ps(_mm256_set1_ps(-127.0f), t);
-  __m256 magic = _mm256_set1_ps(12582912.0f + 127.0f);
-  __m256 shifted = _mm256_add_ps(t, magic);
-  __m256 g = _mm256_sub_ps(t, _mm256_sub_ps(shifted, magic));
-  __m256 p = _mm256_set1_ps(1.3264724e-3f);
-  p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(9.6715129e-3f));
-  p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(5.5507338e-2f));
-  p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(2.4022242e-1f));
-  p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(6.9314698e-1f));
-  p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(1.0f));
-  __m256 two = _mm256_castsi256_ps(
-      _mm256_slli_epi32(_mm256_castps_si256(shifted), 23));
-  return _mm256_mul_ps(p, two);
-}
+TARGET __m256 expSelect(__m256 s, __m256 m) { return expOf(s, m, 0); }
+TARGET __m256 expClamp(__m256 s, __m256 m) { return expOf(s, m, 1); }
 
 // 12 independent FMA chains (the register tile's accumulators, a0..a11);
 // the empty asm keeps every chain live and unmerged.
