@@ -910,10 +910,12 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
   /// register tiles and the rest), and the epilogue a row of the tile at a
   /// time (all rows at once, the exp's steps of every accumulator are live
   /// together and spill). Returns false where it does not apply (a
-  /// contraction the threads split); the epilogue and the product are
-  /// replaced otherwise.
+  /// contraction the threads split), with nothing changed; otherwise the
+  /// product is replaced and, with `fused` set, the epilogue too (left for
+  /// runOnOperation to vectorize alone where its tiling failed).
   bool tileContractionWithEpilogue(IRRewriter &rewriter, linalg::LinalgOp op,
-                                   linalg::GenericOp epilogue) {
+                                   linalg::GenericOp epilogue, bool &fused) {
+    fused = false;
     if (threadSplitSizes(op))
       return false;
     // The epilogue's tiles take the product's place: what else it reads
@@ -927,9 +929,18 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     TileScope scope(*this, registerTileFor(op));
     auto [tileRows, tileCols] = registerTileFor(op);
     int64_t cols = op.getStaticLoopRanges()[parallelLoops(op)[1]];
+    // The fill that runOnOperation's fusedInits holds: never erased here.
+    Operation *originalFill = initProducer(op).getOperation();
     rewriter.setInsertionPoint(op);
     SmallVector<std::pair<linalg::LinalgOp, Operation *>> parts =
-        splitRows(rewriter, op, initProducer(op).getOperation());
+        splitRows(rewriter, op, originalFill);
+    // Where the epilogue does not tile (a generic of static shapes always
+    // does), the parts of the product as registerTileWithInit tiles them.
+    auto productAlone = [&] {
+      for (auto &[product, zeros] : parts)
+        registerTileWithInit(rewriter, product, zeros, originalFill);
+      return true;
+    };
     Location loc = epilogue.getLoc();
     // Each part of the epilogue, right after the part of the product it
     // reads: a clone writing into the results so far, tiled to the part's
@@ -954,7 +965,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       FailureOr<TilingResult> tiled =
           whole.getTiledImplementation(rewriter, offsets, sizes);
       if (failed(tiled) || tiled->tiledOps.size() != 1)
-        return false; // (the partial IR is dead: canonicalization drops it)
+        return productAlone(); // (the clones are dead: canonicalized away)
       auto part = cast<linalg::GenericOp>(tiled->tiledOps.front());
       rewriter.modifyOpInPlace(part, [&] {
         part.getDpsInputOperand(0)->set(product->getResult(0));
@@ -967,6 +978,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       partOps.push_back({part, product, zeros});
     }
     rewriter.replaceOp(epilogue, results);
+    fused = true;
 
     // Each part in register tiles of its rows: the product (yielded for its
     // other readers) and its zeros fused into the epilogue's tiles; then
@@ -995,21 +1007,21 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
             return fuse;
           });
       rewriter.setInsertionPoint(part);
-      FailureOr<scf::SCFTileAndFuseResult> fused =
+      FailureOr<scf::SCFTileAndFuseResult> tiles =
           scf::tileConsumerAndFuseProducersUsingSCF(
               rewriter, cast<TilingInterface>(part), options);
-      if (failed(fused)) {
+      if (failed(tiles)) {
         // Untiled, the part still computes: tile and vectorize it alone.
         registerTileWithInit(rewriter, cast<linalg::LinalgOp>(product), zeros,
-                             nullptr);
+                             originalFill);
         tileAndVectorize(rewriter, cast<linalg::LinalgOp>(part));
         continue;
       }
-      for (auto [original, replacement] : fused->replacements)
+      for (auto [original, replacement] : tiles->replacements)
         rewriter.replaceAllUsesWith(original, replacement);
       Operation *tiledEpilogue = nullptr, *tiledProduct = nullptr,
                 *tiledZeros = nullptr;
-      for (Operation *tiledOp : fused->tiledAndFusedOps) {
+      for (Operation *tiledOp : tiles->tiledAndFusedOps) {
         if (isa<linalg::FillOp>(tiledOp))
           tiledZeros = tiledOp;
         else if (isContraction(cast<linalg::LinalgOp>(tiledOp)))
@@ -1352,8 +1364,10 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
         continue;
       if (auto it = epilogues.find(op.getOperation()); it != epilogues.end()) {
         Operation *epilogue = it->second.getOperation();
-        if (tileContractionWithEpilogue(rewriter, op, it->second)) {
-          done.insert(epilogue);
+        bool fused = false;
+        if (tileContractionWithEpilogue(rewriter, op, it->second, fused)) {
+          if (fused)
+            done.insert(epilogue);
           continue;
         }
       }
