@@ -112,7 +112,8 @@ struct CpuPipelineOptions
       llvm::cl::init(true)};
   Option<bool> speculativeSoftmax{
       *this, "speculative-softmax",
-      llvm::cl::desc("f32 key tiles of plain scores compute P against the "
+      llvm::cl::desc("f32 key tiles whose scores need no mask or "
+                     "modification compute P against the "
                      "earlier tiles' row max in Q K^T's register tiles, "
                      "with a conditional rescale (attn-tile); an "
                      "experiment, off by default"),

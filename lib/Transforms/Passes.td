@@ -464,8 +464,9 @@ def AttnTile : Pass<"attn-tile"> {
            "given; false: always tiles">,
     Option<"speculativeSoftmax", "speculative-softmax", "bool",
            /*default=*/"false",
-           "f32 key tiles of plain scores (no mask on the tile, no score "
-           "modification) take P = exp(S - m) against the earlier tiles' "
+           "f32 key tiles whose scores need no mask and no modification "
+           "(dense attention's; a tile that may be masked takes the exact "
+           "step) take P = exp(S - m) against the earlier tiles' "
            "row max, which attn-vectorize computes in Q K^T's register "
            "tiles, and FlashAttention-4's conditional rescale where a row's "
            "max climbs (buildSpeculativeSoftmaxStep); an experiment, not "
