@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # attn-mlir's f32 attention against PyTorch's SDPA in interleaved rounds.
 #
-#   bash scripts/sdpa-rounds.sh [ROUNDS] [THREADS]    (defaults: 3, 1)
+#   bash scripts/sdpa-rounds.sh [ROUNDS] [THREADS] [OPTIONS]
+#                                        (defaults: 3, 1, none)
 #
 # This project's hosts are shared VMs whose speed moves by 10-20 % within
 # minutes. bench-table times attn-bench's configurations first and the
@@ -20,12 +21,19 @@
 # suite's and attn-bench --check's business). Speedup = SDPA median /
 # attn-mlir median, the same statistic on both sides; GFLOP/s (useful
 # flops: 4 B H L^2 E, half for causal) from attn-mlir's best call.
+# OPTIONS: attn-cpu-pipeline options for attn-run's calls, space-separated
+# (e.g. "speculative-softmax=true", "block-q=128"): the A/B of a pipeline
+# option against SDPA, run once without and once with it.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROUNDS=${1:-3}
 THREADS=${2:-1}
+OPTIONS=${3:-}
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "sdpa-rounds: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 1; }
 [[ "$THREADS" =~ ^[1-9][0-9]*$ ]] || { echo "sdpa-rounds: THREADS must be a positive integer, not '$THREADS'" >&2; exit 1; }
+[[ "$OPTIONS" =~ ^[a-z0-9.=\ -]*$ ]] || { echo "sdpa-rounds: OPTIONS must be attn-cpu-pipeline options (name=value, space-separated), not '$OPTIONS'" >&2; exit 1; }
+PIPELINE=()
+[[ -z "$OPTIONS" ]] || PIPELINE=(--pipeline "attn-cpu-pipeline{threads=$THREADS $OPTIONS}")
 RUN="${ATTN_BUILD_DIR:-$ROOT/build}/bin/attn-run"
 PY="${ATTN_PEERS_VENV:-/opt/attn-peers}/bin/python"
 [[ -x "$RUN" ]] || { echo "sdpa-rounds: $RUN not built (bash scripts/build.sh)" >&2; exit 1; }
@@ -37,6 +45,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 source "$ROOT/scripts/sdpa-function.sh"
 lscpu | grep -E '^(Model name|CPU family|Model):' | tr -s ' '
+[[ -z "$OPTIONS" ]] || echo "attn-run: ${PIPELINE[1]}"
 for mask in dense causal; do
   for L in 1024 4096; do
     for E in 64 128; do
@@ -52,7 +61,7 @@ for ((r = 1; r <= ROUNDS; ++r)); do
       for E in 64 128; do
         n=3
         [[ $L == 1024 ]] && n=30
-        out=$(timeout 600 "$RUN" "$TMP/$mask-$L-$E.mlir" --num-threads "$THREADS" --repeat $n 2>&1)
+        out=$(timeout 600 "$RUN" "$TMP/$mask-$L-$E.mlir" --num-threads "$THREADS" "${PIPELINE[@]}" --repeat $n 2>&1)
         ours=$(sed -n 's/.*run: best \([0-9.]*\) ms, median \([0-9.]*\) ms.*/\1 \2/p' <<<"$out")
         [[ -n "$ours" ]] || { echo "sdpa-rounds: attn-run $mask L=$L E=$E failed: $(grep -m1 error <<<"$out")" >&2; ours="nan nan"; status=1; }
         peer=$(timeout 600 "$PY" "$ROOT/bench/peers/torch_peers.py" --impl sdpa --family "$mask" \
