@@ -635,6 +635,12 @@ def AttnVectorize : Pass<"attn-vectorize", "::mlir::func::FuncOp"> {
       contraction reads (the online softmax's rescale `a * acc` before
       `acc += P V`), so that each tile scales its accumulator in registers
       instead of a separate pass over the whole accumulator;
+    - an elementwise op marked `attn.register_tile_epilogue` that reads a
+      contraction's product (`attn-tile`'s `speculative-softmax`: P =
+      exp(S - m)) is computed in the contraction's register tiles, after
+      their reduction and a row of the tile at a time, so that it can run
+      beside the next tile's FMAs; the product is still stored for its
+      other readers (the row max);
     - a contraction whose rows have no divisor within one of the register
       tile's rows (64 query rows and AVX2's 6-row tiles) is split into the
       rows of whole register tiles and the rest (60 + 4 rows), each with its
