@@ -1034,34 +1034,30 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
       for (Operation *old : {part, product})
         if (old->use_empty())
           rewriter.eraseOp(old);
-      if (tiledProduct) {
-        scf::SCFTilingOptions reduction;
-        reduction.setTileSizes(
-            getAsIndexOpFoldResult(&getContext(), {0, 0, 1}));
-        rewriter.setInsertionPoint(tiledProduct);
-        FailureOr<scf::SCFTilingResult> steps = scf::tileUsingSCF(
-            rewriter, cast<TilingInterface>(tiledProduct), reduction);
-        if (succeeded(steps)) {
-          rewriter.replaceOp(tiledProduct, steps->replacements);
-          tiledProduct = steps->tiledOps.front();
-        }
-      }
-      if (tiledEpilogue && divisorAtMost(partRows, tileRows) > 1) {
-        scf::SCFTilingOptions byRow;
-        byRow.setTileSizes(getAsIndexOpFoldResult(&getContext(), {1, 0}));
-        rewriter.setInsertionPoint(tiledEpilogue);
-        FailureOr<scf::SCFTilingResult> rowsLoop = scf::tileUsingSCF(
-            rewriter, cast<TilingInterface>(tiledEpilogue), byRow);
-        if (succeeded(rowsLoop)) {
-          rewriter.replaceOp(tiledEpilogue, rowsLoop->replacements);
-          tiledEpilogue = rowsLoop->tiledOps.front();
-        }
-      }
+      if (tiledProduct)
+        tiledProduct = tileInLoops(rewriter, tiledProduct, {0, 0, 1});
+      if (tiledEpilogue && divisorAtMost(partRows, tileRows) > 1)
+        tiledEpilogue = tileInLoops(rewriter, tiledEpilogue, {1, 0});
       for (Operation *tiledOp : {tiledZeros, tiledProduct, tiledEpilogue})
         if (tiledOp)
           vectorizeOp(rewriter, tiledOp);
     }
     return true;
+  }
+
+  /// `op` tiled by `sizes` (0 = not tiled) in scf.for loops, and the tile's
+  /// op returned; `op` itself, untouched, where the tiling failed.
+  Operation *tileInLoops(IRRewriter &rewriter, Operation *op,
+                         ArrayRef<int64_t> sizes) {
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
+    if (failed(tiled))
+      return op;
+    rewriter.replaceOp(op, tiled->replacements);
+    return tiled->tiledOps.front();
   }
 
   /// Vectorizes `op` in place (leaves it scalar when it does not vectorize).
@@ -1243,15 +1239,7 @@ struct AttnVectorize : attn::impl::AttnVectorizeBase<AttnVectorize> {
     if (init != original && init->use_empty())
       rewriter.eraseOp(init);
     Operation *tiledInit = fused->second;
-    scf::SCFTilingOptions options;
-    options.setTileSizes(getAsIndexOpFoldResult(&getContext(), reductionSizes));
-    rewriter.setInsertionPoint(target);
-    FailureOr<scf::SCFTilingResult> tiled =
-        scf::tileUsingSCF(rewriter, cast<TilingInterface>(target), options);
-    if (succeeded(tiled)) {
-      rewriter.replaceOp(target, tiled->replacements);
-      target = tiled->tiledOps.front();
-    }
+    target = tileInLoops(rewriter, target, reductionSizes);
     vectorizeOp(rewriter, tiledInit);
     vectorizeOp(rewriter, target);
   }
