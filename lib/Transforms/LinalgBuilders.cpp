@@ -96,17 +96,22 @@ Value mlir::attn::buildIndexCast(OpBuilder &b, Location loc, Value value) {
 }
 
 Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x,
-                                         Type roundedTo) {
+                                        Type roundedTo, bool base2) {
   Type type = x.getType();
-  if (!getElementTypeOrSelf(type).isF32())
-    return math::ExpOp::create(b, loc, x);
-  auto vecType = dyn_cast<VectorType>(type);
   // Constants of x's type (splats for a vector).
   auto c = [&](double v) { return buildFloatConstant(b, loc, type, v); };
-  // exp(x) = 2^t, t = x log2(e) = n + g with n = round(t), |g| <= 1/2.
-  // Adding 1.5 * 2^23 + 127 rounds t to an integer in the low mantissa
-  // bits, n + 127 (the biased exponent of 2^n) for t in [-126.5, 127.5).
-  Value t = arith::MulFOp::create(b, loc, x, c(1.4426950408889634));
+  if (!getElementTypeOrSelf(type).isF32())
+    return math::ExpOp::create(
+        b, loc, base2 ? arith::MulFOp::create(b, loc, x, c(std::log(2.0))) : x);
+  auto vecType = dyn_cast<VectorType>(type);
+  // exp(x) = 2^t, t = x log2(e) = n + g with n = round(t), |g| <= 1/2
+  // (t = x with `base2`). Adding 1.5 * 2^23 + 127 rounds t to an integer
+  // in the low mantissa bits, n + 127 (the biased exponent of 2^n) for t
+  // in [-126.5, 127.5).
+  Value t =
+      base2
+          ? x
+          : arith::MulFOp::create(b, loc, x, c(1.4426950408889634)).getResult();
   Value magic = c(12582912.0 + 127.0);
   Value shifted = arith::AddFOp::create(b, loc, t, magic);
   Value n = arith::SubFOp::create(b, loc, shifted, magic);
@@ -498,7 +503,8 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
 
 OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
     OpBuilder &b, Location loc, Value scores, Value values,
-    const OnlineSoftmaxState &state, AffineMap valuesMap, bool lazyRescale) {
+    const OnlineSoftmaxState &state, AffineMap valuesMap, bool lazyRescale,
+    bool base2) {
   requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
                 arith::ArithDialect, math::MathDialect>(
       b, "buildOnlineSoftmaxStep");
@@ -544,7 +550,7 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   // headroom against f32's range shrinks by the same factor.)
   Value tau, one;
   if (lazyRescale) {
-    tau = buildFloatConstant(b, loc, f, 8.0 * std::log(2.0));
+    tau = buildFloatConstant(b, loc, f, base2 ? 8.0 : 8.0 * std::log(2.0));
     one = buildFloatConstant(b, loc, f, 1.0);
   }
   auto maxUpdate = linalg::GenericOp::create(
@@ -564,8 +570,9 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
               arith::AddFOp::create(nb, nloc, args[1], tau));
           newMax = arith::SelectOp::create(nb, nloc, raise, newMax, args[1]);
         }
-        Value e = math::ExpOp::create(
-            nb, nloc, arith::SubFOp::create(nb, nloc, args[1], newMax));
+        Value diff = arith::SubFOp::create(nb, nloc, args[1], newMax);
+        Value e = base2 ? buildExpOfNonPositive(nb, nloc, diff, {}, true)
+                        : math::ExpOp::create(nb, nloc, diff).getResult();
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             newMax, negInf);
         // A row with no allowed key before this tile has acc = 0 and l = 0
@@ -607,7 +614,7 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
       {id2, row2}, [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value p = buildExpOfNonPositive(
             nb, nloc, arith::SubFOp::create(nb, nloc, args[0], args[1]),
-            probType);
+            probType, base2);
         return bf16Pairs ? arith::TruncFOp::create(nb, nloc, probType, p) : p;
       });
   // l' = a l + rowsum(P); with partial sums in lanes, P as rows x
@@ -701,10 +708,9 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   return {newMax, newSum, newAcc};
 }
 
-OnlineSoftmaxState
-mlir::attn::buildSpeculativeSoftmaxStep(OpBuilder &b, Location loc, Value qk,
-                                        Value values,
-                                        const OnlineSoftmaxState &state) {
+OnlineSoftmaxState mlir::attn::buildSpeculativeSoftmaxStep(
+    OpBuilder &b, Location loc, Value qk, Value values,
+    const OnlineSoftmaxState &state, bool base2) {
   requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
                 arith::ArithDialect, math::MathDialect, scf::SCFDialect>(
       b, "buildSpeculativeSoftmaxStep");
@@ -740,7 +746,8 @@ mlir::attn::buildSpeculativeSoftmaxStep(OpBuilder &b, Location loc, Value qk,
       b, loc, probsInit, ValueRange{qk, offset}, {id2, row2},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         return buildExpOfNonPositive(
-            nb, nloc, arith::SubFOp::create(nb, nloc, args[0], args[1]), f);
+            nb, nloc, arith::SubFOp::create(nb, nloc, args[0], args[1]), f,
+            base2);
       });
   probs.getDefiningOp()->setAttr(kRegisterTileEpilogueAttr, b.getUnitAttr());
   // Whether some row's tile max passes m + tau (the lazy step's test; -inf
@@ -749,7 +756,7 @@ mlir::attn::buildSpeculativeSoftmaxStep(OpBuilder &b, Location loc, Value qk,
   // -inf = NaN, which maxnum drops.
   Value tileMax =
       buildLastDimReduction<arith::MaxNumFOp>(b, loc, scores, negInf);
-  Value tau = buildFloatConstant(b, loc, f, 8.0 * std::log(2.0));
+  Value tau = buildFloatConstant(b, loc, f, base2 ? 8.0 : 8.0 * std::log(2.0));
   Value excess = buildElementwise(
       b, loc, buildEmpty(b, loc, {tile[0]}, f),
       ValueRange{tileMax, state.rowMax}, {id1, id1},
@@ -766,7 +773,7 @@ mlir::attn::buildSpeculativeSoftmaxStep(OpBuilder &b, Location loc, Value qk,
       b, loc, moved,
       [&](OpBuilder &tb, Location tloc) {
         OnlineSoftmaxState next = buildOnlineSoftmaxStep(
-            tb, tloc, scores, values, state, {}, /*lazyRescale=*/true);
+            tb, tloc, scores, values, state, {}, /*lazyRescale=*/true, base2);
         scf::YieldOp::create(tb, tloc, ValueRange{next.rowSum, next.acc});
       },
       [&](OpBuilder &eb, Location eloc) {
@@ -823,9 +830,8 @@ mlir::attn::buildSpeculativeSoftmaxStep(OpBuilder &b, Location loc, Value qk,
   return {newMax, step.getResult(0), step.getResult(1)};
 }
 
-AttentionRows
-mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
-                                     const OnlineSoftmaxState &state) {
+AttentionRows mlir::attn::buildOnlineSoftmaxFinish(
+    OpBuilder &b, Location loc, const OnlineSoftmaxState &state, bool base2) {
   requireLoaded<linalg::LinalgDialect, tensor::TensorDialect,
                 arith::ArithDialect, math::MathDialect>(
       b, "buildOnlineSoftmaxFinish");
@@ -864,7 +870,11 @@ mlir::attn::buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
       {id1, id1}, [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             args[1], zero);
-        Value v = arith::AddFOp::create(nb, nloc, args[0],
+        Value m = args[0];
+        if (base2)
+          m = arith::MulFOp::create(
+              nb, nloc, m, buildFloatConstant(nb, nloc, f, std::log(2.0)));
+        Value v = arith::AddFOp::create(nb, nloc, m,
                                         math::LogOp::create(nb, nloc, args[1]));
         return arith::SelectOp::create(nb, nloc, empty, negInf, v);
       });

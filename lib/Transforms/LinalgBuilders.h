@@ -150,11 +150,16 @@ OnlineSoftmaxState buildOnlineSoftmaxInit(OpBuilder &b, Location loc,
 /// moves only where its tile's max passes it by more than 8 ln 2 (P <= 2^8,
 /// a = 1 elsewhere), and acc is rescaled only in a step where some row's
 /// moved (an scf.if): FlashAttention-4's conditional rescale.
+/// With `base2` the scores are log2(e) times the logits (the caller folded
+/// log2(e) into the query's scale, as FlashAttention's softmax_scale_log2
+/// does): m is in those units and every exp(x) above is 2^x, one multiply
+/// per score less (buildExpOfNonPositive's); the lazy bound is 8.
 OnlineSoftmaxState buildOnlineSoftmaxStep(OpBuilder &b, Location loc,
                                           Value scores, Value values,
                                           const OnlineSoftmaxState &state,
                                           AffineMap valuesMap = {},
-                                          bool lazyRescale = false);
+                                          bool lazyRescale = false,
+                                          bool base2 = false);
 
 /// Marks the elementwise op of buildSpeculativeSoftmaxStep for
 /// attn-vectorize: computed in the register tiles of the contraction whose
@@ -175,18 +180,23 @@ inline constexpr llvm::StringLiteral kRegisterTileEpilogueAttr =
 /// key, or a max that climbed) the lazy step runs on the scores instead
 /// (an scf.if), the speculative P unused. attn-tile's speculative-softmax
 /// (off by default): on AVX2 it measured no faster than the exact step
-/// (docs/Rationale.md, "The softmax on AVX2").
+/// (docs/Rationale.md, "The softmax on AVX2"). `base2` as for
+/// buildOnlineSoftmaxStep.
 OnlineSoftmaxState buildSpeculativeSoftmaxStep(OpBuilder &b, Location loc,
                                                Value qk, Value values,
-                                               const OnlineSoftmaxState &state);
+                                               const OnlineSoftmaxState &state,
+                                               bool base2 = false);
 
 /// The attention output of a finished online softmax.
 struct AttentionRows {
   Value output; ///< acc / l, and 0 on rows that saw no allowed key.
   Value lse;    ///< m + log(l), and -inf on those rows.
 };
+/// With `base2` (m in log2(e) units, as the steps' `base2`), lse is
+/// m ln(2) + log(l).
 AttentionRows buildOnlineSoftmaxFinish(OpBuilder &b, Location loc,
-                                       const OnlineSoftmaxState &state);
+                                       const OnlineSoftmaxState &state,
+                                       bool base2 = false);
 
 /// Dense tensor of `elemType` from a CSR (row_ptr, col_idx) over `rows x
 /// cols`, at block granularity `rowBlock x colBlock` (shape
@@ -241,8 +251,10 @@ Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 /// rounding (1.0e-4 relative).
 /// attn-lower-vectors turns its 2^n into vrndscaleps + vscalefps on AVX-512
 /// (vreduceps + vscalefps with AVX512DQ).
+/// With `base2`, 2^x instead (x <= 0 or up to 8; the same steps without
+/// the multiply by log2(e)).
 Value buildExpOfNonPositive(OpBuilder &b, Location loc, Value x,
-                            Type roundedTo = {});
+                            Type roundedTo = {}, bool base2 = false);
 
 } // namespace mlir::attn
 

@@ -357,6 +357,13 @@ def AttnTile : Pass<"attn-tile"> {
       query tile. No `Lq x Lk` tensor is materialised (except the densified
       graph mask).
 
+    Q is scaled once per query tile (not every score tile). Where nothing
+    modifies the f32 scores (no bias, relative bias, Shaw keys, ALiBi or
+    score_mod; masks only write -inf), that scale carries log2(e) too, as
+    FlashAttention's `softmax_scale_log2`: S is then in base-2 units, every
+    exp of the step is 2^x (one multiply per score less), m is in the same
+    units, and `lse = m ln(2) + log l`.
+
     K is transposed once per call, tile-major: each key tile's `E x block-k`
     block is contiguous, so `Q K^T` streams whole key rows (transposing per
     key tile repeated the work for every query tile; an `E x Lk` layout put

@@ -79,6 +79,14 @@ public:
     f = op.getQuery().getType().getElementType();
     queryScale = op.getEffectiveScale();
     speculative = speculativeSoftmax && !bf16 && f.isF32();
+    // Scores that nothing modifies are the softmax's logits times log2(e)
+    // when Q's scale carries it (FlashAttention's softmax_scale_log2): the
+    // exp of every score is then 2^(S - m), a multiply per score less.
+    // Modified scores (bias, ALiBi, Shaw, score_mod) stay in the logits'
+    // units; a mask's -inf is -inf in both.
+    base2 = !bf16 && f.isF32() && emitter.isPlainScore();
+    if (base2)
+      queryScale *= 1.4426950408889634;
     if (bf16) {
       // bf16 Q is prescaled only exactly: scale = m 2^x (|m| in [0.5, 1)),
       // Q times 2^x in bf16 and the f32 scores times m; a scale of +-2^y
@@ -319,7 +327,8 @@ private:
           scf::YieldOp::create(lb, lloc, buildKeyTile(lb, lloc, kt, state));
         });
     AttentionRows rows = buildOnlineSoftmaxFinish(
-        b, loc, {loop.getResult(0), loop.getResult(1), loop.getResult(2)});
+        b, loc, {loop.getResult(0), loop.getResult(1), loop.getResult(2)},
+        base2);
     if (bf16) {
       if (bf16->outElem && bf16->outElem != f)
         rows.output = buildConvertedElements(b, loc, rows.output, bf16->outElem);
@@ -433,12 +442,11 @@ private:
       }
       if (speculative && scores == qk) {
         OnlineSoftmaxState next =
-            buildSpeculativeSoftmaxStep(sb, sloc, qk, vTile, state);
+            buildSpeculativeSoftmaxStep(sb, sloc, qk, vTile, state, base2);
         return {next.rowMax, next.rowSum, next.acc};
       }
-      OnlineSoftmaxState next =
-          buildOnlineSoftmaxStep(sb, sloc, scores, vTile, state, {},
-                                 bf16 && bf16->lazyRescale);
+      OnlineSoftmaxState next = buildOnlineSoftmaxStep(
+          sb, sloc, scores, vTile, state, {}, bf16 && bf16->lazyRescale, base2);
       return {next.rowMax, next.rowSum, next.acc};
     };
     // Tiles a mask_mod region leaves empty, and graph tiles without edges,
@@ -538,6 +546,9 @@ private:
   double queryScale = 1.0;
   /// f32 tiles of plain scores take buildSpeculativeSoftmaxStep.
   bool speculative = false;
+  /// The scores are log2(e) times the logits (in Q's scale), the online
+  /// softmax's `base2`.
+  bool base2 = false;
   std::optional<double> scoreScale;
   int64_t batch, heads, lq, lk, e, ev, group, bq, bk, nqt, nkt;
   Type f;

@@ -13,6 +13,7 @@
 // CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
 // CHECK-DAG: %[[C10:.+]] = arith.constant 10 : index
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 0.510069728 : f32
 // CHECK: %[[QP:.+]] = tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 2, 0]
 // CHECK: %[[KP:.+]] = tensor.pad
 // CHECK: %[[VP:.+]] = tensor.pad
@@ -21,9 +22,11 @@
 // CHECK: %[[RES:.+]]:2 = scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (1, 2, 3) shared_outs(%[[O:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}) -> (tensor<1x2x12x8xf32>, tensor<1x2x12xf32>)
 // CHECK:   %[[Q0:.+]] = arith.muli %[[QT]], %[[C4]]
 // CHECK:   %[[QSLICE:.+]] = tensor.extract_slice %[[QP]][%[[B]], %[[H]], %[[Q0]], 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x2x12x8xf32> to tensor<4x8xf32>
-// The scale multiplies the query tile once (not every score tile).
+// The scale multiplies the query tile once (not every score tile), with
+// log2(e) in it (scores nothing modifies: the softmax takes 2^x):
+// 8^-1/2 log2(e).
 // CHECK:   %[[QTILE:.+]] = linalg.generic {{.*}} ins(%[[QSLICE]] : tensor<4x8xf32>)
-// CHECK:     arith.mulf
+// CHECK:     arith.mulf %{{.+}}, %[[SCALE]] : f32
 // CHECK:   %[[LAST:.+]] = arith.addi %[[Q0]], %c3
 // CHECK:   %[[DIAG:.+]] = arith.floordivsi %[[LAST]], %[[C4]]
 // CHECK:   %[[DIAG1:.+]] = arith.addi %[[DIAG]], %c1
@@ -51,17 +54,17 @@
 // while m' is -inf: one select per row), probabilities (no per-score guard),
 // sum and accumulator updated in place of the loop-carried state.
 // CHECK:     %[[NEW:.+]]:3 = linalg.generic {{.*}} ins(%{{.+}} : tensor<4xf32>) outs(%[[M]], %{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
-// CHECK:       math.exp
+// CHECK-NOT:   math.exp
+// CHECK-COUNT-5: math.fma
 // CHECK:       arith.cmpf oeq
 // CHECK:       arith.select
-// exp(S - offset) for S - offset <= 0 (exact subtraction, whatever the
-// scores' magnitude): 2^t, t = (S - offset) log2(e), with n rounded by
-// adding 1.5 * 2^23 + 127, a degree-5 polynomial in g, 0 below 2^-126 (and
-// at -inf), no range clamps.
+// 2^(S - offset) for S - offset <= 0 (exact subtraction, whatever the
+// scores' magnitude; no multiply by log2(e)): n rounded by adding 1.5 *
+// 2^23 + 127, a degree-5 polynomial in g, 0 below 2^-126 (and at -inf), no
+// range clamps.
 // CHECK:     %[[P:.+]] = linalg.generic {{.*}} ins(%[[SC]], %[[NEW]]#2 :
 // CHECK-NEXT:  ^bb0
-// CHECK-NEXT:    %[[X:.+]] = arith.subf
-// CHECK-NEXT:    %[[T:.+]] = arith.mulf %[[X]], %{{.+}} : f32
+// CHECK-NEXT:    %[[T:.+]] = arith.subf
 // CHECK-NEXT:    %[[SH:.+]] = arith.addf %[[T]], %[[MAGIC:.+]] : f32
 // CHECK-NEXT:    %[[N:.+]] = arith.subf %[[SH]], %[[MAGIC]] : f32
 // CHECK-NEXT:    %[[G:.+]] = arith.subf %[[T]], %[[N]] : f32
@@ -108,6 +111,7 @@ func.func @causal_padding(%q: tensor<1x2x10x8xf32>, %k: tensor<1x2x10x8xf32>, %v
 // GQA reads key/value head h / 2; lse is a second shared output.
 
 // CHECK-LABEL: func @dense_gqa_lse
+// CHECK-DAG: %[[LN2:.+]] = arith.constant 0.693147182 : f32
 // CHECK-NOT: tensor.pad
 // CHECK: scf.forall (%[[B:.+]], %[[H:.+]], %[[QT:.+]]) in (1, 4, 2)
 // CHECK:   %[[KH:.+]] = arith.divui %[[H]], %c2
@@ -116,7 +120,10 @@ func.func @causal_padding(%q: tensor<1x2x10x8xf32>, %k: tensor<1x2x10x8xf32>, %v
 // CHECK:     tensor.extract_slice %{{.+}}[%[[B]], %[[KH]], %{{.+}}, 0] [1, 1, 4, 8]
 // CHECK-NOT: scf.if
 // CHECK-NOT: arith.select %{{.+}}, %{{.+}}, %cst
-// CHECK:   math.log
+// lse = m ln(2) + log(l): m is in the scores' log2(e) units.
+// CHECK:   %[[MLN2:.+]] = arith.mulf %{{.+}}, %[[LN2]] : f32
+// CHECK:   %[[LOG:.+]] = math.log
+// CHECK:   arith.addf %[[MLN2]], %[[LOG]]
 // CHECK:   tensor.parallel_insert_slice
 // CHECK:   tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[B]], %[[H]], %{{.+}}] [1, 1, 4]
 // CHECK-NOT: tensor.extract_slice
