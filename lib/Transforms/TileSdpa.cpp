@@ -28,6 +28,9 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cmath>
+#include <limits>
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILE
 #include "lib/Transforms/Passes.h.inc"
@@ -83,10 +86,14 @@ public:
     // when Q's scale carries it (FlashAttention's softmax_scale_log2): the
     // exp of every score is then 2^(S - m), a multiply per score less.
     // Modified scores (bias, ALiBi, Shaw, score_mod) stay in the logits'
-    // units; a mask's -inf is -inf in both.
-    base2 = !bf16 && f.isF32() && emitter.isPlainScore();
+    // units; a mask's -inf is -inf in both. So does a scale that log2(e)
+    // would take past f32's range (the verifier allows up to its max).
+    constexpr double kLog2e = 1.4426950408889634;
+    base2 = !bf16 && f.isF32() && emitter.isPlainScore() &&
+            std::abs(queryScale) * kLog2e <=
+                std::numeric_limits<float>::max();
     if (base2)
-      queryScale *= 1.4426950408889634;
+      queryScale *= kLog2e;
     if (bf16) {
       // bf16 Q is prescaled only exactly: scale = m 2^x (|m| in [0.5, 1)),
       // Q times 2^x in bf16 and the f32 scores times m; a scale of +-2^y

@@ -396,3 +396,43 @@ func.func @bf16(%q: tensor<1x1x8x4xbf16>, %k: tensor<1x1x8x4xbf16>, %v: tensor<1
       : (tensor<1x1x8x4xbf16>, tensor<1x1x8x4xbf16>, tensor<1x1x8x4xbf16>) -> tensor<1x1x8x4xbf16>
   return %o : tensor<1x1x8x4xbf16>
 }
+
+// -----
+
+// Scores a bias modifies stay in the logits' units: Q's scale is the op's
+// (4^-1/2), and the exp multiplies by log2(e) itself. So does a scale that
+// log2(e) would take past f32's range.
+
+// CHECK-LABEL: func @bias_natural_base
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[LOG2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK: scf.forall
+// CHECK:   linalg.generic
+// CHECK:     arith.mulf %{{.+}}, %[[HALF]] : f32
+// CHECK:   scf.for
+// CHECK:     math.exp
+// CHECK:     linalg.generic
+// CHECK:       %[[X:.+]] = arith.subf
+// CHECK-NEXT:  arith.mulf %[[X]], %[[LOG2E]] : f32
+func.func @bias_natural_base(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1x8x4xf32>, %bias: tensor<1x1x8x8xf32>) -> tensor<1x1x8x4xf32> {
+  %o = attn.sdpa %q, %k, %v bias(%bias)
+      : (tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x8xf32>) -> tensor<1x1x8x4xf32>
+  return %o : tensor<1x1x8x4xf32>
+}
+
+// CHECK-LABEL: func @largest_scale
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 3.000000e+38 : f32
+// CHECK-DAG: %[[LOG2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK: scf.forall
+// CHECK:   linalg.generic
+// CHECK:     arith.mulf %{{.+}}, %[[SCALE]] : f32
+// CHECK:   scf.for
+// CHECK:     math.exp
+// CHECK:     linalg.generic
+// CHECK:       %[[X:.+]] = arith.subf
+// CHECK-NEXT:  arith.mulf %[[X]], %[[LOG2E]] : f32
+func.func @largest_scale(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32> {
+  %o = attn.sdpa %q, %k, %v {scale = 3.0e38 : f64}
+      : (tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32>
+  return %o : tensor<1x1x8x4xf32>
+}
