@@ -13,8 +13,9 @@
 // polynomial, the exponent shift, the underflow select), the same in base
 // 2 (scores already in log2 e units, as attn-tile makes unmodified ones:
 // no multiply), or a variant with the select replaced by a clamp of t at
-// -127 before the rounding (2^n is then 0.0 there by itself). The accumulators stay in registers (no Q, K
-// or V loads): the FMA stream alone runs at the register-only peak.
+// -127 before the rounding (2^n is then 0.0 there by itself). The
+// accumulators stay in registers (no Q, K or V loads): the FMA stream
+// alone runs at the register-only peak.
 //
 //   cc -O2 -mavx2 -mfma -o /tmp/exp-overlap-probe scripts/exp-overlap-probe.c
 //   /tmp/exp-overlap-probe              (one thread, about 3 s)

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -102,16 +103,16 @@ Value mlir::attn::buildExpOfNonPositive(OpBuilder &b, Location loc, Value x,
   auto c = [&](double v) { return buildFloatConstant(b, loc, type, v); };
   if (!getElementTypeOrSelf(type).isF32())
     return math::ExpOp::create(
-        b, loc, base2 ? arith::MulFOp::create(b, loc, x, c(std::log(2.0))) : x);
+        b, loc,
+        base2 ? arith::MulFOp::create(b, loc, x, c(llvm::numbers::ln2)) : x);
   auto vecType = dyn_cast<VectorType>(type);
   // exp(x) = 2^t, t = x log2(e) = n + g with n = round(t), |g| <= 1/2
   // (t = x with `base2`). Adding 1.5 * 2^23 + 127 rounds t to an integer
   // in the low mantissa bits, n + 127 (the biased exponent of 2^n) for t
   // in [-126.5, 127.5).
-  Value t =
-      base2
-          ? x
-          : arith::MulFOp::create(b, loc, x, c(1.4426950408889634)).getResult();
+  Value t = base2 ? x
+                  : arith::MulFOp::create(b, loc, x, c(llvm::numbers::log2e))
+                        .getResult();
   Value magic = c(12582912.0 + 127.0);
   Value shifted = arith::AddFOp::create(b, loc, t, magic);
   Value n = arith::SubFOp::create(b, loc, shifted, magic);
@@ -501,6 +502,12 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxInit(OpBuilder &b,
           buildFilled(b, loc, {rows, ev}, f, zero)};
 }
 
+/// tau of the lazy rescale (P <= 2^8): 8 ln 2 in the logits' units, 8 in
+/// base-2 scores'.
+static double lazyRescaleBound(bool base2) {
+  return base2 ? 8.0 : 8.0 * llvm::numbers::ln2;
+}
+
 OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
     OpBuilder &b, Location loc, Value scores, Value values,
     const OnlineSoftmaxState &state, AffineMap valuesMap, bool lazyRescale,
@@ -550,7 +557,7 @@ OnlineSoftmaxState mlir::attn::buildOnlineSoftmaxStep(
   // headroom against f32's range shrinks by the same factor.)
   Value tau, one;
   if (lazyRescale) {
-    tau = buildFloatConstant(b, loc, f, base2 ? 8.0 : 8.0 * std::log(2.0));
+    tau = buildFloatConstant(b, loc, f, lazyRescaleBound(base2));
     one = buildFloatConstant(b, loc, f, 1.0);
   }
   auto maxUpdate = linalg::GenericOp::create(
@@ -756,7 +763,7 @@ OnlineSoftmaxState mlir::attn::buildSpeculativeSoftmaxStep(
   // -inf = NaN, which maxnum drops.
   Value tileMax =
       buildLastDimReduction<arith::MaxNumFOp>(b, loc, scores, negInf);
-  Value tau = buildFloatConstant(b, loc, f, base2 ? 8.0 : 8.0 * std::log(2.0));
+  Value tau = buildFloatConstant(b, loc, f, lazyRescaleBound(base2));
   Value excess = buildElementwise(
       b, loc, buildEmpty(b, loc, {tile[0]}, f),
       ValueRange{tileMax, state.rowMax}, {id1, id1},
@@ -873,7 +880,7 @@ AttentionRows mlir::attn::buildOnlineSoftmaxFinish(
         Value m = args[0];
         if (base2)
           m = arith::MulFOp::create(
-              nb, nloc, m, buildFloatConstant(nb, nloc, f, std::log(2.0)));
+              nb, nloc, m, buildFloatConstant(nb, nloc, f, llvm::numbers::ln2));
         Value v = arith::AddFOp::create(nb, nloc, m,
                                         math::LogOp::create(nb, nloc, args[1]));
         return arith::SelectOp::create(nb, nloc, empty, negInf, v);

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -88,12 +89,11 @@ public:
     // Modified scores (bias, ALiBi, Shaw, score_mod) stay in the logits'
     // units; a mask's -inf is -inf in both. So does a scale that log2(e)
     // would take past f32's range (the verifier allows up to its max).
-    constexpr double kLog2e = 1.4426950408889634;
     base2 = !bf16 && f.isF32() && emitter.isPlainScore() &&
-            std::abs(queryScale) * kLog2e <=
+            std::abs(queryScale) * llvm::numbers::log2e <=
                 std::numeric_limits<float>::max();
     if (base2)
-      queryScale *= kLog2e;
+      queryScale *= llvm::numbers::log2e;
     if (bf16) {
       // bf16 Q is prescaled only exactly: scale = m 2^x (|m| in [0.5, 1)),
       // Q times 2^x in bf16 and the f32 scores times m; a scale of +-2^y
