@@ -3,14 +3,14 @@
 // Per (batch, head): query rows in blocks of one register's lanes, a row in
 // each lane (each key's scores a vector over the rows, Q^T transposed in
 // registers, K's and V's elements broadcast, max and sum elementwise across
-// the keys, O^T transposed back into rows), and the rows left over one at a
-// time (the row's scores against every key as a few vectors: Q[i, e]
-// broadcast times rows of K^T; the row max and sum as vector reductions;
-// P V as broadcasts of P's lanes times rows of V). P = exp(S - max) stays in
-// registers. Nothing of a row is stored between these steps, no
-// online-softmax state is carried (one pass over the keys), and no vector is
-// wider than the target's registers: the tiled path would make a 17-key tile
-// a 17-lane vector, which LLVM splits lane by lane.
+// the keys, O^T transposed back into rows; Q K^T and P V as loops over
+// register tiles, with Q^T and P in scratch tiles), and the rows left over
+// one at a time (the row's scores against every key as a few vectors:
+// Q[i, e] broadcast times rows of K^T; the row max and sum as vector
+// reductions; P V as broadcasts of P's lanes times rows of V, P in
+// registers). No online-softmax state is carried (one pass over the keys),
+// and no vector is wider than the target's registers: the tiled path would
+// make a 17-key tile a 17-lane vector, which LLVM splits lane by lane.
 //
 //===----------------------------------------------------------------------===//
 
@@ -456,13 +456,15 @@ private:
 
   /// `lanes` query rows at once, one row per lane: local rows [first,
   /// first + lanes) of the unit (global rows from `q0`). Q^T of the block
-  /// is transposed in registers (head dim d: a vector over the rows); key
-  /// j's scores are a vector over the rows, sum_d Q^T[d] K[j, d] with K's
-  /// elements broadcast from memory; the mask is lane compares of each
-  /// row's key span; max and sum over keys are elementwise across the Lk
-  /// score vectors (no shuffles); O^T[c] = sum_j P[j] V[j, c] likewise, then
-  /// transposed back into rows. Writes the rows into `outTile` (and their
-  /// lse into `lseTile`).
+  /// is transposed in registers (head dim d: a vector over the rows) and
+  /// kept in a scratch tile; key j's scores are a vector over the rows,
+  /// sum_d Q^T[d] K[j, d], computed by register tiles (tileLoops) of keys
+  /// with K's elements broadcast from memory; the mask is lane compares of
+  /// each row's key span; max and sum over keys are elementwise across the
+  /// Lk score vectors (no shuffles); O^T[c] = sum_j P[j] V[j, c] likewise
+  /// (register tiles of value dims over P's scratch tile), then transposed
+  /// back into rows. Writes the rows into `outTile` (and their lse into
+  /// `lseTile`).
   void buildLaneBlock(OpBuilder &b, Location loc, Value first, Value q0,
                       Value &outTile, Value &lseTile) {
     auto rowType = VectorType::get({lanes}, f);
@@ -470,8 +472,10 @@ private:
     Value negInf = buildFloatConstant(
         b, loc, rowType, -std::numeric_limits<double>::infinity());
     Value row0 = arith::AddIOp::create(b, loc, q0, first);
-    // Q^T: qT[d] holds head dim d of the block's rows.
-    SmallVector<Value> qT(e);
+    // Q^T into a scratch tile (qT[d] holds head dim d of the block's rows):
+    // as values live across the whole block, E vectors beside the
+    // accumulators, LLVM spilled and reloaded them all over the block.
+    Value qT = tensor::EmptyOp::create(b, loc, {e, lanes}, f);
     for (int64_t d0 = 0; d0 < e; d0 += lanes) {
       int64_t dims = std::min(lanes, e - d0);
       Value block = vector::TransferReadOp::create(
@@ -481,25 +485,57 @@ private:
       Value blockT =
           vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
       for (int64_t d = 0; d < dims; ++d)
-        qT[d0 + d] = vector::ExtractOp::create(b, loc, blockT, d);
+        qT = vector::TransferWriteOp::create(
+                 b, loc, vector::ExtractOp::create(b, loc, blockT, d), qT,
+                 ValueRange{index(b, loc, d0 + d), index(b, loc, 0)},
+                 ArrayRef<bool>{true})
+                 .getResult();
     }
-    // S^T: scores[j] over the rows. Keys in groups whose accumulators take
-    // at most half the registers (Q^T takes the rest); within a group every
-    // key's chain advances per head dim.
-    SmallVector<Value> scores(lk, zero);
-    int64_t groups = llvm::divideCeilSigned(
-        lk, std::max<int64_t>(1, target.vectorRegisters / 2));
-    int64_t groupKeys = llvm::divideCeilSigned(lk, groups);
-    for (int64_t j0 = 0; j0 < lk; j0 += groupKeys)
-      for (int64_t d = 0; d < e; ++d)
-        for (int64_t j = j0; j < std::min(lk, j0 + groupKeys); ++j) {
-          Value kjd = tensor::ExtractOp::create(
-              b, loc, op.getKey(),
-              ValueRange{bIdx, kvHead, index(b, loc, j), index(b, loc, d)});
-          scores[j] = vector::FMAOp::create(b, loc, qT[d],
-                                            broadcast(b, loc, rowType, kjd),
-                                            scores[j]);
-        }
+    // A register tile as a loop over `extent` steps, as a GEMM's: `tile`
+    // accumulators over the rows, per step the row `step` of `rowsOf` (an
+    // extent x lanes scratch tile) times `tile` broadcasts
+    // (`element(step, i)`). Each tile takes at most three quarters of the
+    // registers (the row and the broadcast need the rest); a loop, not the
+    // steps unrolled, so that each tile's values are all it holds.
+    int64_t tileAccs = std::max<int64_t>(1, target.vectorRegisters * 3 / 4);
+    auto tileLoops =
+        [&](int64_t n, int64_t extent, Value rowsOf,
+            function_ref<Value(OpBuilder &, Location, Value, int64_t)>
+                element) {
+          SmallVector<Value> results;
+          int64_t tile =
+              llvm::divideCeilSigned(n, llvm::divideCeilSigned(n, tileAccs));
+          for (int64_t i0 = 0; i0 < n; i0 += tile) {
+            auto loop = scf::ForOp::create(
+                b, loc, index(b, loc, 0), index(b, loc, extent),
+                index(b, loc, 1),
+                SmallVector<Value>(std::min(tile, n - i0), zero),
+                [&](OpBuilder &lb, Location ll, Value step, ValueRange accs) {
+                  Value row = vector::TransferReadOp::create(
+                      lb, ll, rowType, rowsOf,
+                      ValueRange{step, index(lb, ll, 0)},
+                      buildFloatConstant(lb, ll, f, 0.0), ArrayRef<bool>{true});
+                  SmallVector<Value> next;
+                  for (auto [i, acc] : llvm::enumerate(accs))
+                    next.push_back(vector::FMAOp::create(
+                        lb, ll, row,
+                        broadcast(lb, ll, rowType,
+                                  element(lb, ll, step, i0 + i)),
+                        acc));
+                  scf::YieldOp::create(lb, ll, next);
+                });
+            llvm::append_range(results, loop.getResults());
+          }
+          return results;
+        };
+    // S^T: scores[j] over the rows.
+    SmallVector<Value> scores =
+        tileLoops(lk, e, qT,
+                  [&](OpBuilder &lb, Location ll, Value d, int64_t j) -> Value {
+                    return tensor::ExtractOp::create(
+                        lb, ll, op.getKey(),
+                        ValueRange{bIdx, kvHead, index(lb, ll, j), d});
+                  });
     // Each row's key span as i32 lanes (clamped into [-1, Lk]), and the
     // batch's kv_length.
     auto maskType = VectorType::get({lanes}, b.getI32Type());
@@ -532,7 +568,9 @@ private:
                                      lengthLanes, Value()))
         s = arith::SelectOp::create(b, loc, allowed, s, negInf);
     }
-    // Elementwise trees over the keys.
+    // Elementwise trees over the keys. maxnumf without NaNs (one vmaxps, not
+    // a compare and a blend more): a NaN score still reaches the output
+    // through its own exp(NaN - m), whichever operand the max returns.
     auto tree = [&](SmallVector<Value> values, bool add) {
       while (values.size() > 1) {
         SmallVector<Value> next;
@@ -540,7 +578,8 @@ private:
           next.push_back(
               add ? arith::AddFOp::create(b, loc, values[i], values[i + 1])
                         .getResult()
-                  : arith::MaxNumFOp::create(b, loc, values[i], values[i + 1])
+                  : arith::MaxNumFOp::create(b, loc, values[i], values[i + 1],
+                                             arith::FastMathFlags::nnan)
                         .getResult());
         if (values.size() % 2)
           next.push_back(values.back());
@@ -558,19 +597,25 @@ private:
           b, loc, arith::SubFOp::create(b, loc, s, offset)));
     Value l = tree(probs, /*add=*/true);
     auto [seen, inv] = inverseSum(b, loc, l);
+    // P into a scratch tile (P[j] over the rows) for P V's register tiles.
+    Value probTile = tensor::EmptyOp::create(b, loc, {lk, lanes}, f);
+    for (auto [j, p] : llvm::enumerate(probs))
+      probTile = vector::TransferWriteOp::create(
+                     b, loc, p, probTile,
+                     ValueRange{index(b, loc, j), index(b, loc, 0)},
+                     ArrayRef<bool>{true})
+                     .getResult();
     // O^T per chunk of output dims (padded with zero vectors to a square),
     // transposed back into rows.
     for (auto [c0, width] : valueChunks) {
-      SmallVector<Value> acc(width, zero);
-      for (int64_t j = 0; j < lk; ++j)
-        for (int64_t c = 0; c < width; ++c) {
-          Value vjc = tensor::ExtractOp::create(
-              b, loc, op.getValue(),
-              ValueRange{bIdx, kvHead, index(b, loc, j),
-                         index(b, loc, c0 + c)});
-          acc[c] = vector::FMAOp::create(
-              b, loc, probs[j], broadcast(b, loc, rowType, vjc), acc[c]);
-        }
+      int64_t col0 = c0;
+      SmallVector<Value> acc = tileLoops(
+          width, lk, probTile,
+          [&](OpBuilder &lb, Location ll, Value j, int64_t c) -> Value {
+            return tensor::ExtractOp::create(
+                lb, ll, op.getValue(),
+                ValueRange{bIdx, kvHead, j, index(lb, ll, col0 + c)});
+          });
       SmallVector<Value> square(lanes, zero);
       for (int64_t c = 0; c < width; ++c)
         square[c] = arith::MulFOp::create(b, loc, acc[c], inv);

@@ -4,32 +4,45 @@
 // RUN: attn-opt %s --split-input-file --attn-set-target="cpu=x86-64-v4" --attn-tile="block-q=8 block-k=8" | FileCheck %s --check-prefix=TILES
 
 // attn-tile's register-row lowering of short key sequences (a ViT head: 17
-// keys of 16 dims). AVX-512 (16 lanes): per (batch, head), rows 0-15 as one
-// block with a row in each lane: Q^T of the block transposed in registers,
-// each key's scores a vector over the rows (K's elements broadcast), max
-// over the keys elementwise (no reduction), exp in registers, O^T = P V
-// likewise, transposed back into rows by four stages of 16 shuffles. Row
-// 16 on its own: K^T in registers from a 16 x 16 block, the row's scores as
-// one 16-lane vector (even and odd head dims in two chains of FMAs) and the
-// 17th key's score as a dot product of the query row with that key's row
-// (one product, one vector sum), max and sum as vector reductions, P V as
-// broadcasts of P's lanes times V rows.
-
+// keys of 16 dims). AVX-512 (16 lanes, 32 registers): per (batch, head),
+// rows 0-15 as one block with a row in each lane: Q^T of the block
+// transposed in registers into a scratch tile, each key's scores a vector
+// over the rows from one register tile (all 17 keys: a loop over the head
+// dims, Q^T's row times each key's element broadcast), max over the keys
+// elementwise (no reduction; maxnumf without NaNs), exp in registers, P
+// into a scratch tile, O^T = P V from one register tile of the 16 value
+// dims (a loop over the keys), transposed back into rows by four stages of
+// 16 shuffles. Row 16 on its own: K^T in registers from a 16 x 16 block,
+// the row's scores as one 16-lane vector (even and odd head dims in two
+// chains of FMAs) and the 17th key's score as a dot product of the query
+// row with that key's row (one product, one vector sum), max and sum as
+// vector reductions, P V as broadcasts of P's lanes times V rows.
 // CHECK-LABEL: func @vit_head
-// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4x17x16xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x17x16xf32>
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4x17x16xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x17x16xf32>, %[[V:[a-z0-9]+]]: tensor<2x4x17x16xf32>
 // CHECK: scf.forall (%[[B:.+]], %[[H:.+]]) in (2, 4) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x4x17x16xf32>)
 // CHECK: %[[QB:.+]] = vector.transfer_read %[[Q]][%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
 // CHECK: vector.transpose %[[QB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
 // CHECK-NOT: linalg.
-// CHECK: tensor.extract %[[K]]
-// CHECK-COUNT-272: vector.fma {{.*}} : vector<16xf32>
-// CHECK-COUNT-16: arith.maxnumf {{.*}} : vector<16xf32>
+// CHECK-COUNT-16: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<16x16xf32>
+// CHECK: scf.for %[[D:.+]] = %c0 to %c16 step %c1 iter_args({{.*}}) -> (vector<16xf32>, {{.*}}) {
+// CHECK: vector.transfer_read %{{.+}}[%[[D]], %c0], %{{.+}} {in_bounds = [true]} : tensor<16x16xf32>, vector<16xf32>
+// CHECK: tensor.extract %[[K]][%[[B]], %[[H]], %c0, %[[D]]]
+// CHECK-COUNT-17: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK-COUNT-16: arith.maxnumf {{.*}} fastmath<nnan> : vector<16xf32>
 // CHECK-NOT: vector.reduction
 // CHECK-NOT: math.exp
-// CHECK-COUNT-272: vector.fma {{.*}} : vector<16xf32>
+// CHECK-COUNT-17: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
+// CHECK: scf.for %[[J:.+]] = %c0 to %c17 step %c1 iter_args({{.*}}) -> (vector<16xf32>, {{.*}}) {
+// CHECK: vector.transfer_read %{{.+}}[%[[J]], %c0], %{{.+}} {in_bounds = [true]} : tensor<17x16xf32>, vector<16xf32>
+// CHECK: tensor.extract %[[V]][%[[B]], %[[H]], %[[J]], %c0]
+// CHECK-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
 // CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xf32>, vector<16xf32>
 // CHECK-COUNT-16: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
-// The 17th row.
+// Row 16:
 // CHECK: %[[KB:.+]] = vector.transfer_read %[[K]][%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
 // CHECK: vector.transpose %[[KB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
 // CHECK: %[[KR:.+]] = vector.transfer_read %[[K]][%[[B]], %[[H]], %c16, %c0], %{{.+}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
@@ -49,15 +62,32 @@
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[B]], %[[H]], 0, 0] [1, 1, 17, 16] [1, 1, 1, 1] : tensor<17x16xf32> into tensor<2x4x17x16xf32>
 
 // AVX2 (8 lanes, 16 registers): rows 0-15 as two blocks of 8 rows in
-// lanes (a loop; Q^T from 8 x 8 blocks; each 8-dim chunk of the output
-// back into rows by three stages of 8 shuffles), row 16
-// on its own with K^T from 8 x 8 blocks and the 17th key's dot product.
+// lanes (a loop; Q^T from 8 x 8 blocks; register tiles of at most 12
+// accumulators: Q K^T as tiles of 9 and 8 keys, P V as one tile per 8-dim
+// chunk of the output, each chunk back into rows by three stages of 8
+// shuffles), row 16 on its own with K^T from 8 x 8 blocks and the 17th
+// key's dot product.
 // AVX2-LABEL: func @vit_head
 // AVX2: scf.for %{{.+}} = %c0 to %c16 step %c8 iter_args
 // AVX2: vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
-// AVX2: vector.fma {{.*}} : vector<8xf32>
+// AVX2: scf.for %{{.+}} = %c0 to %c16 step %c1 iter_args
+// AVX2-COUNT-9: vector.fma {{.*}} : vector<8xf32>
+// AVX2-NOT: vector.fma
+// AVX2: scf.yield
+// AVX2: scf.for %{{.+}} = %c0 to %c16 step %c1 iter_args
+// AVX2-COUNT-8: vector.fma {{.*}} : vector<8xf32>
+// AVX2-NOT: vector.fma
+// AVX2: scf.yield
+// AVX2: scf.for %{{.+}} = %c0 to %c17 step %c1 iter_args
+// AVX2-COUNT-8: vector.fma {{.*}} : vector<8xf32>
+// AVX2-NOT: vector.fma
+// AVX2: scf.yield
 // AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf32>, vector<8xf32>
 // AVX2-COUNT-8: vector.transfer_write {{.*}} : vector<8xf32>, tensor<17x16xf32>
+// AVX2: scf.for %{{.+}} = %c0 to %c17 step %c1 iter_args
+// AVX2-COUNT-8: vector.fma {{.*}} : vector<8xf32>
+// AVX2-NOT: vector.fma
+// AVX2: scf.yield
 // AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf32>, vector<8xf32>
 // AVX2-COUNT-8: vector.transfer_write {{.*}} : vector<8xf32>, tensor<17x16xf32>
 // AVX2-NOT: vector.shuffle
