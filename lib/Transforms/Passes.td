@@ -438,13 +438,13 @@ def AttnTile : Pass<"attn-tile"> {
         }
         O[b, h, block] = transpose(O^T) / l
       }
-      K^T = transpose(K[b, h / group]) in registers
+      K^T = transpose(K[b, h / group])          // into a scratch tile
       for each remaining query row i (several side by side) {
-        S = sum_e broadcast(Q[b, h, i, e]) * K^T[e, :]      // a few vectors
+        S = sum_e broadcast(Q[b, h, i, e]) * K^T[e, :]  // a loop over e
         S = select(allowed, scale * S, -inf)  // the row's key interval
         m = max(S);  P = exp(S - m);  l = sum(P)
         O[b, h, i] = sum_j broadcast(P[j]) * V[b, h / group, j, :] / l
-      }
+      }                                         // a loop over j
     }
     ```
 
@@ -458,10 +458,15 @@ def AttnTile : Pass<"attn-tile"> {
     attention, B = 100, H = 4, L = 17, E = 16, one thread on Zen 3: 0.26 ms
     unrolled, 0.18 ms as loops, 0.69 ms tiled). The rows that fill no
     block run row by row: K^T of a (batch, head) is transposed in
-    registers from blocks of K, rows run several at a time (their
-    accumulators within half the registers), a row's scores are whole
-    vectors of keys plus the rest in the narrowest power-of-two vector (the
-    17th key is one dot product). No online-softmax state is kept. The
+    registers from blocks of K into a scratch tile, rows run several at a
+    time (their accumulators within half the registers), a row's scores
+    are whole vectors of keys plus the rest in the narrowest power-of-two
+    vector (the 17th key is one dot product), and both products are loops
+    again, two steps per iteration into two sets of accumulators where
+    there are few (a row's chains of FMAs halved): one decoding step (Lq =
+    1, Lk = 32, E = 32, B = 4, H = 12, one thread on Zen 3) took 0.021 ms
+    with K^T in registers, 0.013 ms this way, 0.016 ms tiled. No
+    online-softmax state is kept. The
     tiled path would do three things worse: make a 17-key tile 17-lane
     vectors, which LLVM splits lane by lane; rescale an accumulator that a
     single key tile does not need; and store each step's tile in memory.

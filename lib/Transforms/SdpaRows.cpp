@@ -180,13 +180,19 @@ private:
                                           ArrayRef<bool>{true});
   }
 
-  /// K^T of the unit's (batch, kv head) in registers: keyRows[d][c] is
-  /// the d-th head dim of key chunk c. Blocks of (chunk) x (up to lanes
-  /// head dims) are read from K and transposed in registers (lanes x lanes
-  /// blocks become attn-lower-vectors' shuffle sequences); keys past Lk in
-  /// the last chunk read as 0 (and are masked).
+  /// K^T of the unit's (batch, kv head) in a scratch tile `keysT` (E x
+  /// the keys of the chunks that are not a single key): blocks of (chunk) x
+  /// (up to lanes head dims) are read from K and transposed in registers
+  /// (lanes x lanes blocks become attn-lower-vectors' shuffle sequences);
+  /// keys past Lk in the last chunk read as 0 (and are masked). A single
+  /// last key's row is `lastKeyRow`.
   void buildKeyRows(OpBuilder &b, Location loc) {
-    keyRows.assign(e, SmallVector<Value>(keyChunks.size()));
+    int64_t cols = 0;
+    for (auto [c, chunk] : llvm::enumerate(keyChunks))
+      if (!singleKey(c))
+        cols = chunk.first + chunk.second;
+    if (cols > 0)
+      keysT = tensor::EmptyOp::create(b, loc, {e, cols}, f);
     for (auto [c, chunk] : llvm::enumerate(keyChunks)) {
       auto [k0, width] = chunk;
       if (singleKey(c)) {
@@ -206,9 +212,57 @@ private:
         Value blockT =
             vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
         for (int64_t d = 0; d < dims; ++d)
-          keyRows[d0 + d][c] = vector::ExtractOp::create(b, loc, blockT, d);
+          keysT =
+              vector::TransferWriteOp::create(
+                  b, loc, vector::ExtractOp::create(b, loc, blockT, d), keysT,
+                  ValueRange{index(b, loc, d0 + d), index(b, loc, k0)},
+                  ArrayRef<bool>{true})
+                  .getResult();
       }
     }
+  }
+
+  /// One step of a loop of FMAs: the accumulators after step `i`.
+  using StepFn = function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
+                                                 ValueRange)>;
+  /// `step` over [0, extent) from `inits` as a loop. With few
+  /// accumulators (both sets within half the registers), two steps per
+  /// iteration into two sets of them (even and odd steps: two chains of
+  /// FMAs where there is one per accumulator), the odd last step after the
+  /// loop, the sets added at the end.
+  SmallVector<Value> pairedLoop(OpBuilder &b, Location loc, int64_t extent,
+                                ArrayRef<Value> inits, StepFn step) {
+    size_t k = inits.size();
+    SmallVector<Value> even(inits), odd;
+    if (4 * static_cast<int64_t>(k) > target.vectorRegisters) {
+      auto loop = scf::ForOp::create(
+          b, loc, index(b, loc, 0), index(b, loc, extent), index(b, loc, 1),
+          inits, [&](OpBuilder &lb, Location ll, Value i, ValueRange accs) {
+            scf::YieldOp::create(lb, ll, step(lb, ll, i, accs));
+          });
+      return SmallVector<Value>(loop.getResults());
+    }
+    if (int64_t pairs = extent / 2) {
+      SmallVector<Value> both(inits);
+      both.append(inits.begin(), inits.end());
+      auto loop = scf::ForOp::create(
+          b, loc, index(b, loc, 0), index(b, loc, 2 * pairs), index(b, loc, 2),
+          both, [&](OpBuilder &lb, Location ll, Value i, ValueRange accs) {
+            SmallVector<Value> next = step(lb, ll, i, accs.take_front(k));
+            llvm::append_range(
+                next,
+                step(lb, ll, arith::AddIOp::create(lb, ll, i, index(lb, ll, 1)),
+                     accs.drop_front(k)));
+            scf::YieldOp::create(lb, ll, next);
+          });
+      even.assign(loop.getResults().begin(), loop.getResults().begin() + k);
+      odd.assign(loop.getResults().begin() + k, loop.getResults().end());
+    }
+    if (extent % 2)
+      even = step(b, loc, index(b, loc, extent - 1), even);
+    for (auto [x, y] : llvm::zip(even, odd))
+      x = arith::AddFOp::create(b, loc, x, y);
+    return even;
   }
 
   /// Whether key chunk `c` is a single key (the rest after whole vectors).
@@ -313,42 +367,46 @@ private:
   SmallVector<RowResult> buildRows(OpBuilder &b, Location loc,
                                    ArrayRef<Value> rows) {
     int64_t n = rows.size();
-    // S = Q[i] K^T: per head dim, Q[i, e] broadcast times the e-th rows of
-    // K^T (each K^T row read once for all the rows).
+    // S = Q[i] K^T: a loop over the head dims, Q[i, d] broadcast times the
+    // d-th row of K^T's scratch tile (each read once for all the rows);
+    // the accumulators (rows x whole chunks) within half the registers.
     SmallVector<VectorType> chunkTypes;
-    for (auto [k0, width] : keyChunks)
-      chunkTypes.push_back(VectorType::get({width}, f));
-    // Two partial sums per chunk (even and odd head dims), added at the
-    // end: half the dependency chain of one FMA after another.
-    SmallVector<SmallVector<std::array<Value, 2>>> partial(n);
-    for (int64_t r = 0; r < n; ++r)
-      for (auto [c, t] : llvm::enumerate(chunkTypes))
-        if (!singleKey(c))
-          partial[r].push_back({buildFloatConstant(b, loc, t, 0.0),
-                                buildFloatConstant(b, loc, t, 0.0)});
-        else
-          partial[r].push_back({});
-    for (int64_t d = 0; d < e; ++d) {
-      ArrayRef<Value> kRows = keyRows[d];
-      for (int64_t r = 0; r < n; ++r) {
-        Value qe = tensor::ExtractOp::create(
-            b, loc, op.getQuery(),
-            ValueRange{bIdx, hIdx, rows[r], index(b, loc, d)});
-        for (auto [c, t] : llvm::enumerate(chunkTypes)) {
-          if (singleKey(c))
-            continue;
-          Value &acc = partial[r][c][d % 2];
-          acc = vector::FMAOp::create(b, loc, broadcast(b, loc, t, qe),
-                                      kRows[c], acc);
-        }
-      }
+    SmallVector<size_t> wholeChunks;
+    for (auto [c, chunk] : llvm::enumerate(keyChunks)) {
+      chunkTypes.push_back(VectorType::get({chunk.second}, f));
+      if (!singleKey(c))
+        wholeChunks.push_back(c);
     }
+    SmallVector<Value> inits;
+    for (int64_t r = 0; r < n; ++r)
+      for (size_t c : wholeChunks)
+        inits.push_back(buildFloatConstant(b, loc, chunkTypes[c], 0.0));
+    SmallVector<Value> sums = pairedLoop(
+        b, loc, e, inits,
+        [&](OpBuilder &lb, Location ll, Value d, ValueRange accs) {
+          SmallVector<Value> kRows;
+          for (size_t c : wholeChunks)
+            kRows.push_back(vector::TransferReadOp::create(
+                lb, ll, chunkTypes[c], keysT,
+                ValueRange{d, index(lb, ll, keyChunks[c].first)},
+                buildFloatConstant(lb, ll, f, 0.0), ArrayRef<bool>{true}));
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < n; ++r) {
+            Value qe = tensor::ExtractOp::create(
+                lb, ll, op.getQuery(), ValueRange{bIdx, hIdx, rows[r], d});
+            for (auto [i, c] : llvm::enumerate(wholeChunks))
+              next.push_back(vector::FMAOp::create(
+                  lb, ll, broadcast(lb, ll, chunkTypes[c], qe), kRows[i],
+                  accs[next.size()]));
+          }
+          return next;
+        });
     SmallVector<SmallVector<Value>> scores(n);
+    size_t nextSum = 0;
     for (int64_t r = 0; r < n; ++r)
       for (auto [c, t] : llvm::enumerate(chunkTypes)) {
         if (!singleKey(c)) {
-          scores[r].push_back(arith::AddFOp::create(b, loc, partial[r][c][0],
-                                                    partial[r][c][1]));
+          scores[r].push_back(sums[nextSum++]);
           continue;
         }
         // A last key alone (the 17th of 17): its score is one dot product
@@ -415,31 +473,46 @@ private:
     for (int64_t r = 0; r < n; ++r)
       results[r].l = reduceRow(probs[r], vector::CombiningKind::ADD);
 
-    // O = P V / l: P's lanes broadcast times the rows of V (each read once
-    // for all the rows), per chunk of the output row; 0 on a row without
-    // allowed keys (l = 0).
-    for (auto [c0, width] : valueChunks) {
-      auto chunkType = VectorType::get({width}, f);
-      // Even and odd keys in two accumulators (two chains of FMAs).
-      SmallVector<std::array<Value, 2>> o(
-          n, {buildFloatConstant(b, loc, chunkType, 0.0),
-              buildFloatConstant(b, loc, chunkType, 0.0)});
-      for (int64_t j = 0; j < lk; ++j) {
-        Value vRow =
-            read(b, loc, chunkType, op.getValue(),
-                 ValueRange{bIdx, kvHead, index(b, loc, j), index(b, loc, c0)});
-        for (int64_t r = 0; r < n; ++r) {
-          Value pj = broadcast(
-              b, loc, chunkType,
-              vector::ExtractOp::create(b, loc, probs[r][j / lanes],
-                                        j - keyChunks[j / lanes].first));
-          o[r][j % 2] = vector::FMAOp::create(b, loc, pj, vRow, o[r][j % 2]);
-        }
-      }
-      for (int64_t r = 0; r < n; ++r)
-        results[r].out.push_back(
-            arith::AddFOp::create(b, loc, o[r][0], o[r][1]));
-    }
+    // O = P V / l: a loop over the keys, P[i, j] broadcast (from P's
+    // scratch tile) times the rows of V (each read once for all the rows),
+    // per chunk of the output row; 0 on a row without allowed keys (l = 0).
+    int64_t probCols = keyChunks.back().first + keyChunks.back().second;
+    Value probTile = tensor::EmptyOp::create(b, loc, {n, probCols}, f);
+    for (int64_t r = 0; r < n; ++r)
+      for (auto [c, chunk] : llvm::enumerate(keyChunks))
+        probTile = vector::TransferWriteOp::create(
+                       b, loc, probs[r][c], probTile,
+                       ValueRange{index(b, loc, r), index(b, loc, chunk.first)},
+                       ArrayRef<bool>{true})
+                       .getResult();
+    SmallVector<VectorType> outTypes;
+    for (auto [c0, width] : valueChunks)
+      outTypes.push_back(VectorType::get({width}, f));
+    SmallVector<Value> outInits;
+    for (int64_t r = 0; r < n; ++r)
+      for (VectorType t : outTypes)
+        outInits.push_back(buildFloatConstant(b, loc, t, 0.0));
+    SmallVector<Value> outs = pairedLoop(
+        b, loc, lk, outInits,
+        [&](OpBuilder &lb, Location ll, Value j, ValueRange accs) {
+          SmallVector<Value> vRows;
+          for (auto [t, chunk] : llvm::zip(outTypes, valueChunks))
+            vRows.push_back(
+                read(lb, ll, t, op.getValue(),
+                     ValueRange{bIdx, kvHead, j, index(lb, ll, chunk.first)}));
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < n; ++r) {
+            Value pj = tensor::ExtractOp::create(
+                lb, ll, probTile, ValueRange{index(lb, ll, r), j});
+            for (auto [t, vRow] : llvm::zip(outTypes, vRows))
+              next.push_back(vector::FMAOp::create(
+                  lb, ll, broadcast(lb, ll, t, pj), vRow, accs[next.size()]));
+          }
+          return next;
+        });
+    for (int64_t r = 0; r < n; ++r)
+      results[r].out.assign(outs.begin() + r * outTypes.size(),
+                            outs.begin() + (r + 1) * outTypes.size());
     for (int64_t r = 0; r < n; ++r) {
       RowResult &res = results[r];
       Value inv;
@@ -756,9 +829,9 @@ private:
   /// (first key, width) of each vector of a row's scores, and (first
   /// element, width) of each vector of an output row.
   SmallVector<std::pair<int64_t, int64_t>> keyChunks, valueChunks;
-  // Per parallel unit: its indices and K^T (keyRows[head dim][key chunk]).
+  // Per parallel unit: its indices and K^T (keysT[head dim, key]).
   Value bIdx, hIdx, kvHead, kvLength;
-  SmallVector<SmallVector<Value>> keyRows;
+  Value keysT;
   // A last key alone in its chunk: its row of K (E lanes).
   Value lastKeyRow;
 };

@@ -12,11 +12,13 @@
 // elementwise (no reduction; maxnumf without NaNs), exp in registers, P
 // into a scratch tile, O^T = P V from one register tile of the 16 value
 // dims (a loop over the keys), transposed back into rows by four stages of
-// 16 shuffles. Row 16 on its own: K^T in registers from a 16 x 16 block,
-// the row's scores as one 16-lane vector (even and odd head dims in two
+// 16 shuffles. Row 16 on its own: K^T transposed in registers from a 16 x
+// 16 block into a scratch tile, the row's scores as one 16-lane vector (a
+// loop over the head dims, two per iteration: even and odd ones in two
 // chains of FMAs) and the 17th key's score as a dot product of the query
 // row with that key's row (one product, one vector sum), max and sum as
-// vector reductions, P V as broadcasts of P's lanes times V rows.
+// vector reductions, P into a scratch tile, P V as a loop over the keys in
+// pairs (the 17th after it), P's elements broadcast times V rows.
 // CHECK-LABEL: func @vit_head
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4x17x16xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x17x16xf32>, %[[V:[a-z0-9]+]]: tensor<2x4x17x16xf32>
 // CHECK: scf.forall (%[[B:.+]], %[[H:.+]]) in (2, 4) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x4x17x16xf32>)
@@ -42,13 +44,17 @@
 // CHECK: scf.yield
 // CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xf32>, vector<16xf32>
 // CHECK-COUNT-16: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
-// Row 16:
 // CHECK: %[[KB:.+]] = vector.transfer_read %[[K]][%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
 // CHECK: vector.transpose %[[KB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+// CHECK-COUNT-16: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<16x16xf32>
 // CHECK: %[[KR:.+]] = vector.transfer_read %[[K]][%[[B]], %[[H]], %c16, %c0], %{{.+}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
 // CHECK-NOT: vector<1x16xf32>
-// CHECK-COUNT-16: vector.fma {{.*}} : vector<16xf32>
-// CHECK: arith.addf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK: %[[SD:.+]]:2 = scf.for %[[D2:.+]] = %c0 to %c16 step %c2 iter_args(
+// CHECK: tensor.extract %[[Q]][%[[B]], %[[H]], %c16, %[[D2]]]
+// CHECK-COUNT-2: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK: arith.addf %[[SD]]#0, %[[SD]]#1 : vector<16xf32>
 // CHECK-NOT: vector.fma {{.*}} : vector<1xf32>
 // CHECK: %[[QR:.+]] = vector.transfer_read %[[Q]]{{.*}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
 // CHECK: %[[PROD:.+]] = arith.mulf %[[QR]], %[[KR]] : vector<16xf32>
@@ -57,6 +63,14 @@
 // CHECK: arith.maxnumf
 // CHECK-NOT: math.exp
 // CHECK: vector.reduction <add>, %{{.+}} : vector<16xf32> into f32
+// CHECK: %[[PV:.+]]:2 = scf.for %[[J2:.+]] = %c0 to %c16 step %c2 iter_args(
+// CHECK: vector.transfer_read %[[V]][%[[B]], %[[H]], %[[J2]], %c0]
+// CHECK-COUNT-2: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK: vector.transfer_read %[[V]][%[[B]], %[[H]], %c16, %c0]
+// CHECK: %[[LAST:.+]] = vector.fma %{{.+}}, %{{.+}}, %[[PV]]#0 : vector<16xf32>
+// CHECK: arith.addf %[[LAST]], %[[PV]]#1 : vector<16xf32>
 // CHECK: vector.transfer_write %{{.+}}, %{{.+}}[%c16, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[B]], %[[H]], 0, 0] [1, 1, 17, 16] [1, 1, 1, 1] : tensor<17x16xf32> into tensor<2x4x17x16xf32>
