@@ -466,10 +466,10 @@ def AttnTile : Pass<"attn-tile"> {
     there are few (a row's chains of FMAs halved): one decoding step (Lq =
     1, Lk = 32, E = 32, B = 4, H = 12, one thread on Zen 3) took 0.021 ms
     with K^T in registers, 0.013 ms this way, 0.016 ms tiled. No
-    online-softmax state is kept. The
-    tiled path would do three things worse: make a 17-key tile 17-lane
-    vectors, which LLVM splits lane by lane; rescale an accumulator that a
-    single key tile does not need; and store each step's tile in memory.
+    online-softmax state is kept. The tiled path would do three things
+    worse: make a 17-key tile 17-lane vectors, which LLVM splits lane by
+    lane; rescale an accumulator that a single key tile does not need; and
+    store each step's tile in memory.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",

@@ -7,10 +7,11 @@
 // register tiles, with Q^T and P in scratch tiles), and the rows left over
 // one at a time (the row's scores against every key as a few vectors:
 // Q[i, e] broadcast times rows of K^T; the row max and sum as vector
-// reductions; P V as broadcasts of P's lanes times rows of V, P in
-// registers). No online-softmax state is carried (one pass over the keys),
-// and no vector is wider than the target's registers: the tiled path would
-// make a 17-key tile a 17-lane vector, which LLVM splits lane by lane.
+// reductions; P V as P's elements broadcast times rows of V; K^T and P in
+// scratch tiles, both products loops). No online-softmax state is carried
+// (one pass over the keys), and no vector is wider than the target's
+// registers: the tiled path would make a 17-key tile a 17-lane vector,
+// which LLVM splits lane by lane.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,9 +36,9 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-/// The head dims whose Q K^T the row body unrolls (K^T of a head is E x
-/// key-vectors vectors: at most 512, spilled to the stack beyond the
-/// registers).
+/// The largest head dim the lowering takes: the scratch tiles of a unit
+/// (Q^T of a lane block, E x lanes; K^T for the rows left over, E x up to
+/// kMaxRowVectors vectors of keys) stay within a few KB of stack.
 static constexpr int64_t kMaxHeadDim = 128;
 
 bool mlir::attn::takesRegisterRows(SdpaOp op) {
@@ -233,6 +234,8 @@ private:
   SmallVector<Value> pairedLoop(OpBuilder &b, Location loc, int64_t extent,
                                 ArrayRef<Value> inits, StepFn step) {
     size_t k = inits.size();
+    if (k == 0)
+      return {};
     SmallVector<Value> even(inits), odd;
     if (4 * static_cast<int64_t>(k) > target.vectorRegisters) {
       auto loop = scf::ForOp::create(
@@ -362,8 +365,8 @@ private:
   }
 
   /// The query rows `rows` (of head hIdx, batch bIdx) side by side, each
-  /// phase for every row before the next: scores, softmax and output rows
-  /// in registers.
+  /// phase for every row before the next: scores, max, sum and output rows
+  /// in registers, K^T and P read from scratch tiles by the products' loops.
   SmallVector<RowResult> buildRows(OpBuilder &b, Location loc,
                                    ArrayRef<Value> rows) {
     int64_t n = rows.size();
@@ -641,9 +644,10 @@ private:
                                      lengthLanes, Value()))
         s = arith::SelectOp::create(b, loc, allowed, s, negInf);
     }
-    // Elementwise trees over the keys. maxnumf without NaNs (one vmaxps, not
-    // a compare and a blend more): a NaN score still reaches the output
-    // through its own exp(NaN - m), whichever operand the max returns.
+    // Elementwise trees over the keys. The max as x > y ? x : y (one
+    // vmaxps, where maxnumf's NaN rule costs a compare and a blend more): a
+    // NaN score still reaches the output through its own exp(NaN - m),
+    // whichever operand the compare keeps.
     auto tree = [&](SmallVector<Value> values, bool add) {
       while (values.size() > 1) {
         SmallVector<Value> next;
@@ -651,8 +655,11 @@ private:
           next.push_back(
               add ? arith::AddFOp::create(b, loc, values[i], values[i + 1])
                         .getResult()
-                  : arith::MaxNumFOp::create(b, loc, values[i], values[i + 1],
-                                             arith::FastMathFlags::nnan)
+                  : arith::SelectOp::create(
+                        b, loc,
+                        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                              values[i], values[i + 1]),
+                        values[i], values[i + 1])
                         .getResult());
         if (values.size() % 2)
           next.push_back(values.back());

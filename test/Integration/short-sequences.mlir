@@ -133,10 +133,10 @@ func.func @lane_blocks_grouped_window(%q: tensor<3x4x18x24xf32>, %k: tensor<3x2x
   return %o, %l : tensor<3x4x18x40xf32>, tensor<3x4x18xf32>
 }
 
-// One decoding step (a query row against a short KV cache), E = 32: K^T
-// from four lanes x lanes blocks on AVX2 (two on AVX-512) into a scratch
-// tile, the row's loops over the head dims and the keys two steps per
-// iteration (even and odd ones in two sets of accumulators).
+// One decoding step (a query row against a short KV cache), Lk = E = 32:
+// K^T from 16 blocks of 8 x 8 on AVX2 (4 of 16 x 16 on AVX-512) into a
+// scratch tile, the row's loops over the head dims and the keys two steps
+// per iteration (even and odd ones in two sets of accumulators).
 // CHECK-LABEL: attn-run: @decode_step
 // CHECK: CHECK PASSED
 func.func @decode_step(%q: tensor<2x4x1x32xf32>, %k: tensor<2x4x32x32xf32>, %v: tensor<2x4x32x32xf32>) -> (tensor<2x4x1x32xf32>, tensor<2x4x1xf32>) {
@@ -145,8 +145,9 @@ func.func @decode_step(%q: tensor<2x4x1x32xf32>, %k: tensor<2x4x32x32xf32>, %v: 
   return %o, %l : tensor<2x4x1x32xf32>, tensor<2x4x1xf32>
 }
 
-// A single key (no whole vector of keys, so no K^T: each row's score is
-// one dot product), in lane blocks and in the rows left over.
+// A single key: in lane blocks (a register tile of one key), and in the
+// rows left over, where there is no whole vector of keys and so no K^T
+// (each row's score is one dot product).
 // CHECK-LABEL: attn-run: @single_key
 // CHECK: CHECK PASSED
 func.func @single_key(%q: tensor<1x2x19x16xf32>, %k: tensor<1x2x1x16xf32>, %v: tensor<1x2x1x16xf32>) -> tensor<1x2x19x16xf32> {

@@ -9,7 +9,7 @@
 // transposed in registers into a scratch tile, each key's scores a vector
 // over the rows from one register tile (all 17 keys: a loop over the head
 // dims, Q^T's row times each key's element broadcast), max over the keys
-// elementwise (no reduction; maxnumf without NaNs), exp in registers, P
+// elementwise (no reduction; x > y ? x : y, one vmaxps), exp in registers, P
 // into a scratch tile, O^T = P V from one register tile of the 16 value
 // dims (a loop over the keys), transposed back into rows by four stages of
 // 16 shuffles. Row 16 on its own: K^T transposed in registers from a 16 x
@@ -32,7 +32,8 @@
 // CHECK-COUNT-17: vector.fma {{.*}} : vector<16xf32>
 // CHECK-NOT: vector.fma
 // CHECK: scf.yield
-// CHECK-COUNT-16: arith.maxnumf {{.*}} fastmath<nnan> : vector<16xf32>
+// CHECK-COUNT-16: arith.cmpf ogt, %[[X:.+]], %[[Y:.+]] : vector<16xf32>
+// CHECK-NEXT: arith.select %{{.+}}, %[[X]], %[[Y]] : vector<16xi1>, vector<16xf32>
 // CHECK-NOT: vector.reduction
 // CHECK-NOT: math.exp
 // CHECK-COUNT-17: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
@@ -50,6 +51,7 @@
 // CHECK: %[[KR:.+]] = vector.transfer_read %[[K]][%[[B]], %[[H]], %c16, %c0], %{{.+}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
 // CHECK-NOT: vector<1x16xf32>
 // CHECK: %[[SD:.+]]:2 = scf.for %[[D2:.+]] = %c0 to %c16 step %c2 iter_args(
+// CHECK: vector.transfer_read %{{.+}}[%[[D2]], %c0], %{{.+}} {in_bounds = [true]} : tensor<16x16xf32>, vector<16xf32>
 // CHECK: tensor.extract %[[Q]][%[[B]], %[[H]], %c16, %[[D2]]]
 // CHECK-COUNT-2: vector.fma {{.*}} : vector<16xf32>
 // CHECK-NOT: vector.fma
@@ -63,8 +65,10 @@
 // CHECK: arith.maxnumf
 // CHECK-NOT: math.exp
 // CHECK: vector.reduction <add>, %{{.+}} : vector<16xf32> into f32
+// CHECK: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c16] {in_bounds = [true]} : vector<1xf32>, tensor<1x17xf32>
 // CHECK: %[[PV:.+]]:2 = scf.for %[[J2:.+]] = %c0 to %c16 step %c2 iter_args(
 // CHECK: vector.transfer_read %[[V]][%[[B]], %[[H]], %[[J2]], %c0]
+// CHECK: tensor.extract %{{.+}}[%c0, %[[J2]]] : tensor<1x17xf32>
 // CHECK-COUNT-2: vector.fma {{.*}} : vector<16xf32>
 // CHECK-NOT: vector.fma
 // CHECK: scf.yield
@@ -107,8 +111,15 @@
 // AVX2-NOT: vector.shuffle
 // AVX2: scf.yield
 // AVX2-COUNT-4: vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+// AVX2: vector.transfer_write %{{.+}}, %{{.+}}[%c15, %c8] {in_bounds = [true]} : vector<8xf32>, tensor<16x16xf32>
+// AVX2: scf.for %[[AD:.+]] = %c0 to %c16 step %c2 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2: vector.transfer_read %{{.+}}[%[[AD]], %c0], %{{.+}} {in_bounds = [true]} : tensor<16x16xf32>, vector<8xf32>
+// AVX2: vector.transfer_read %{{.+}}[%[[AD]], %c8], %{{.+}} {in_bounds = [true]} : tensor<16x16xf32>, vector<8xf32>
 // AVX2-NOT: vector.fma {{.*}} : vector<1xf32>
 // AVX2: vector.reduction <add>, %{{.+}} : vector<16xf32> into f32
+// AVX2: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c16] {in_bounds = [true]} : vector<1xf32>, tensor<1x17xf32>
+// AVX2: scf.for %[[AJ:.+]] = %c0 to %c16 step %c2 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2: tensor.extract %{{.+}}[%c0, %[[AJ]]] : tensor<1x17xf32>
 
 // Without the lowering, or with block sizes given: the tiled path.
 // TILES-LABEL: func @vit_head
