@@ -203,6 +203,11 @@ private:
                                      index(b, loc, 0)});
         continue;
       }
+      // The chunk's E rows of K^T as one 2-d write (a chain of a write
+      // per block or row slowed bufferization's analysis quadratically in
+      // its length).
+      Value rowsT =
+          buildFloatConstant(b, loc, VectorType::get({e, width}, f), 0.0);
       for (int64_t d0 = 0; d0 < e; d0 += lanes) {
         int64_t dims = std::min(lanes, e - d0);
         Value block = vector::TransferReadOp::create(
@@ -212,14 +217,15 @@ private:
             ArrayRef<bool>{k0 + width <= lk, true});
         Value blockT =
             vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
-        for (int64_t d = 0; d < dims; ++d)
-          keysT =
-              vector::TransferWriteOp::create(
-                  b, loc, vector::ExtractOp::create(b, loc, blockT, d), keysT,
-                  ValueRange{index(b, loc, d0 + d), index(b, loc, k0)},
-                  ArrayRef<bool>{true})
-                  .getResult();
+        rowsT = vector::InsertStridedSliceOp::create(b, loc, blockT, rowsT,
+                                                     ArrayRef<int64_t>{d0, 0},
+                                                     ArrayRef<int64_t>{1, 1});
       }
+      keysT = vector::TransferWriteOp::create(
+                  b, loc, rowsT, keysT,
+                  ValueRange{index(b, loc, 0), index(b, loc, k0)},
+                  ArrayRef<bool>{true, true})
+                  .getResult();
     }
   }
 
@@ -551,7 +557,9 @@ private:
     // Q^T into a scratch tile (qT[d] holds head dim d of the block's rows):
     // as values live across the whole block, E vectors beside the
     // accumulators, LLVM spilled and reloaded them all over the block.
-    Value qT = tensor::EmptyOp::create(b, loc, {e, lanes}, f);
+    // (One 2-d write, as K^T's in buildKeyRows.)
+    Value qRowsT =
+        buildFloatConstant(b, loc, VectorType::get({e, lanes}, f), 0.0);
     for (int64_t d0 = 0; d0 < e; d0 += lanes) {
       int64_t dims = std::min(lanes, e - d0);
       Value block = vector::TransferReadOp::create(
@@ -560,13 +568,16 @@ private:
           buildFloatConstant(b, loc, f, 0.0), ArrayRef<bool>{true, true});
       Value blockT =
           vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
-      for (int64_t d = 0; d < dims; ++d)
-        qT = vector::TransferWriteOp::create(
-                 b, loc, vector::ExtractOp::create(b, loc, blockT, d), qT,
-                 ValueRange{index(b, loc, d0 + d), index(b, loc, 0)},
-                 ArrayRef<bool>{true})
-                 .getResult();
+      qRowsT = vector::InsertStridedSliceOp::create(b, loc, blockT, qRowsT,
+                                                    ArrayRef<int64_t>{d0, 0},
+                                                    ArrayRef<int64_t>{1, 1});
     }
+    Value qT =
+        vector::TransferWriteOp::create(
+            b, loc, qRowsT, tensor::EmptyOp::create(b, loc, {e, lanes}, f),
+            ValueRange{index(b, loc, 0), index(b, loc, 0)},
+            ArrayRef<bool>{true, true})
+            .getResult();
     // A register tile as a loop over `extent` steps, as a GEMM's: `tile`
     // accumulators over the rows, per step the row `step` of `rowsOf` (an
     // extent x lanes scratch tile) times `tile` broadcasts
@@ -678,13 +689,18 @@ private:
     Value l = tree(probs, /*add=*/true);
     auto [seen, inv] = inverseSum(b, loc, l);
     // P into a scratch tile (P[j] over the rows) for P V's register tiles.
-    Value probTile = tensor::EmptyOp::create(b, loc, {lk, lanes}, f);
+    // (One 2-d write, as K^T's in buildKeyRows.)
+    auto probsType = VectorType::get({lk, lanes}, f);
+    Value probRows = buildFloatConstant(b, loc, probsType, 0.0);
     for (auto [j, p] : llvm::enumerate(probs))
-      probTile = vector::TransferWriteOp::create(
-                     b, loc, p, probTile,
-                     ValueRange{index(b, loc, j), index(b, loc, 0)},
-                     ArrayRef<bool>{true})
-                     .getResult();
+      probRows = vector::InsertOp::create(b, loc, p, probRows,
+                                          static_cast<int64_t>(j));
+    Value probTile =
+        vector::TransferWriteOp::create(
+            b, loc, probRows, tensor::EmptyOp::create(b, loc, {lk, lanes}, f),
+            ValueRange{index(b, loc, 0), index(b, loc, 0)},
+            ArrayRef<bool>{true, true})
+            .getResult();
     // O^T per chunk of output dims (padded with zero vectors to a square),
     // transposed back into rows.
     for (auto [c0, width] : valueChunks) {
@@ -700,20 +716,22 @@ private:
       for (int64_t c = 0; c < width; ++c)
         square[c] = arith::MulFOp::create(b, loc, acc[c], inv);
       SmallVector<Value> rows = transposeSquare(b, loc, square);
+      // The chunk's rows as one 2-d write (see P's tile).
+      Value chunk =
+          buildFloatConstant(b, loc, VectorType::get({lanes, width}, f), 0.0);
       for (int64_t r = 0; r < lanes; ++r) {
         Value row = rows[r];
         if (width < lanes)
           row = vector::ExtractStridedSliceOp::create(
               b, loc, row, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{width},
               ArrayRef<int64_t>{1});
-        outTile = vector::TransferWriteOp::create(
-                      b, loc, row, outTile,
-                      ValueRange{arith::AddIOp::create(b, loc, first,
-                                                       index(b, loc, r)),
-                                 index(b, loc, c0)},
-                      ArrayRef<bool>{true})
-                      .getResult();
+        chunk = vector::InsertOp::create(b, loc, row, chunk, r);
       }
+      outTile =
+          vector::TransferWriteOp::create(b, loc, chunk, outTile,
+                                          ValueRange{first, index(b, loc, c0)},
+                                          ArrayRef<bool>{true, true})
+              .getResult();
     }
     if (lseTile) {
       Value lse = logSumExp(b, loc, m, l, seen);

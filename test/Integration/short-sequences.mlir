@@ -155,3 +155,15 @@ func.func @single_key(%q: tensor<1x2x19x16xf32>, %k: tensor<1x2x1x16xf32>, %v: t
       : (tensor<1x2x19x16xf32>, tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x19x16xf32>
   return %o : tensor<1x2x19x16xf32>
 }
+
+// E = 64 with grouped heads (2 KV heads for 4), 31 keys and Ev = 20: lane
+// blocks and seven rows left over on both targets, K^T 64 x 32 and Q^T
+// 64 x lanes written to their scratch tiles as one 2-d write each (a chain
+// of a write per row took bufferization tens of seconds on such shapes).
+// CHECK-LABEL: attn-run: @head_dim_64_grouped
+// CHECK: CHECK PASSED
+func.func @head_dim_64_grouped(%q: tensor<1x4x23x64xf32>, %k: tensor<1x2x31x64xf32>, %v: tensor<1x2x31x20xf32>) -> (tensor<1x4x23x20xf32>, tensor<1x4x23xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v
+      : (tensor<1x4x23x64xf32>, tensor<1x2x31x64xf32>, tensor<1x2x31x20xf32>) -> (tensor<1x4x23x20xf32>, tensor<1x4x23xf32>)
+  return %o, %l : tensor<1x4x23x20xf32>, tensor<1x4x23xf32>
+}

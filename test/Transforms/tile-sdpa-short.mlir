@@ -25,7 +25,7 @@
 // CHECK: %[[QB:.+]] = vector.transfer_read %[[Q]][%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
 // CHECK: vector.transpose %[[QB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
 // CHECK-NOT: linalg.
-// CHECK-COUNT-16: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<16x16xf32>
+// CHECK: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c0] {in_bounds = [true, true]} : vector<16x16xf32>, tensor<16x16xf32>
 // CHECK: scf.for %[[D:.+]] = %c0 to %c16 step %c1 iter_args({{.*}}) -> (vector<16xf32>, {{.*}}) {
 // CHECK: vector.transfer_read %{{.+}}[%[[D]], %c0], %{{.+}} {in_bounds = [true]} : tensor<16x16xf32>, vector<16xf32>
 // CHECK: tensor.extract %[[K]][%[[B]], %[[H]], %c0, %[[D]]]
@@ -36,7 +36,7 @@
 // CHECK-NEXT: arith.select %{{.+}}, %[[X]], %[[Y]] : vector<16xi1>, vector<16xf32>
 // CHECK-NOT: vector.reduction
 // CHECK-NOT: math.exp
-// CHECK-COUNT-17: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
+// CHECK: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c0] {in_bounds = [true, true]} : vector<17x16xf32>, tensor<17x16xf32>
 // CHECK: scf.for %[[J:.+]] = %c0 to %c17 step %c1 iter_args({{.*}}) -> (vector<16xf32>, {{.*}}) {
 // CHECK: vector.transfer_read %{{.+}}[%[[J]], %c0], %{{.+}} {in_bounds = [true]} : tensor<17x16xf32>, vector<16xf32>
 // CHECK: tensor.extract %[[V]][%[[B]], %[[H]], %[[J]], %c0]
@@ -44,10 +44,10 @@
 // CHECK-NOT: vector.fma
 // CHECK: scf.yield
 // CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xf32>, vector<16xf32>
-// CHECK-COUNT-16: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<17x16xf32>
+// CHECK: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c0] {in_bounds = [true, true]} : vector<16x16xf32>, tensor<17x16xf32>
 // CHECK: %[[KB:.+]] = vector.transfer_read %[[K]][%[[B]], %[[H]], %c0, %c0], %{{.+}} {in_bounds = [true, true]} : tensor<2x4x17x16xf32>, vector<16x16xf32>
 // CHECK: vector.transpose %[[KB]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-// CHECK-COUNT-16: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<16x16xf32>
+// CHECK: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c0] {in_bounds = [true, true]} : vector<16x16xf32>, tensor<16x16xf32>
 // CHECK: %[[KR:.+]] = vector.transfer_read %[[K]][%[[B]], %[[H]], %c16, %c0], %{{.+}} {in_bounds = [true]} : tensor<2x4x17x16xf32>, vector<16xf32>
 // CHECK-NOT: vector<1x16xf32>
 // CHECK: %[[SD:.+]]:2 = scf.for %[[D2:.+]] = %c0 to %c16 step %c2 iter_args(
@@ -101,17 +101,17 @@
 // AVX2-NOT: vector.fma
 // AVX2: scf.yield
 // AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf32>, vector<8xf32>
-// AVX2-COUNT-8: vector.transfer_write {{.*}} : vector<8xf32>, tensor<17x16xf32>
+// AVX2: vector.transfer_write %{{.+}}, %{{.+}}[%{{.+}}, %c0] {in_bounds = [true, true]} : vector<8x8xf32>, tensor<17x16xf32>
 // AVX2: scf.for %{{.+}} = %c0 to %c17 step %c1 iter_args
 // AVX2-COUNT-8: vector.fma {{.*}} : vector<8xf32>
 // AVX2-NOT: vector.fma
 // AVX2: scf.yield
 // AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf32>, vector<8xf32>
-// AVX2-COUNT-8: vector.transfer_write {{.*}} : vector<8xf32>, tensor<17x16xf32>
+// AVX2: vector.transfer_write %{{.+}}, %{{.+}}[%{{.+}}, %c8] {in_bounds = [true, true]} : vector<8x8xf32>, tensor<17x16xf32>
 // AVX2-NOT: vector.shuffle
 // AVX2: scf.yield
 // AVX2-COUNT-4: vector.transpose %{{.+}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
-// AVX2: vector.transfer_write %{{.+}}, %{{.+}}[%c15, %c8] {in_bounds = [true]} : vector<8xf32>, tensor<16x16xf32>
+// AVX2: vector.transfer_write %{{.+}}, %{{.+}}[%c0, %c8] {in_bounds = [true, true]} : vector<16x8xf32>, tensor<16x16xf32>
 // AVX2: scf.for %[[AD:.+]] = %c0 to %c16 step %c2 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // AVX2: vector.transfer_read %{{.+}}[%[[AD]], %c0], %{{.+}} {in_bounds = [true]} : tensor<16x16xf32>, vector<8xf32>
 // AVX2: vector.transfer_read %{{.+}}[%[[AD]], %c8], %{{.+}} {in_bounds = [true]} : tensor<16x16xf32>, vector<8xf32>
