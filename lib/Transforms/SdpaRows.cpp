@@ -181,12 +181,46 @@ private:
                                           ArrayRef<bool>{true});
   }
 
+  /// Rows [first, first + count) of `src` (B x H x L x E) at (bIdx, head),
+  /// transposed: E x count, head dim d in row d. Blocks of up to lanes head
+  /// dims are read and transposed in registers (lanes x lanes blocks become
+  /// attn-lower-vectors' shuffle sequences) and put together as one vector,
+  /// so that its scratch tile takes one 2-d write (a chain of a write per
+  /// block or row slowed bufferization's analysis quadratically in its
+  /// length). Rows past L read as 0 unless `rowsInBounds`.
+  Value transposedRows(OpBuilder &b, Location loc, Value src, Value head,
+                       Value first, int64_t count, bool rowsInBounds) {
+    Value rowsT =
+        buildFloatConstant(b, loc, VectorType::get({e, count}, f), 0.0);
+    for (int64_t d0 = 0; d0 < e; d0 += lanes) {
+      int64_t dims = std::min(lanes, e - d0);
+      Value block = vector::TransferReadOp::create(
+          b, loc, VectorType::get({count, dims}, f), src,
+          ValueRange{bIdx, head, first, index(b, loc, d0)},
+          buildFloatConstant(b, loc, f, 0.0),
+          ArrayRef<bool>{rowsInBounds, true});
+      Value blockT =
+          vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
+      rowsT = vector::InsertStridedSliceOp::create(b, loc, blockT, rowsT,
+                                                   ArrayRef<int64_t>{d0, 0},
+                                                   ArrayRef<int64_t>{1, 1});
+    }
+    return rowsT;
+  }
+  /// A scratch tile holding `v` (a tensor of its shape, written whole).
+  Value scratchTile(OpBuilder &b, Location loc, Value v) {
+    auto type = cast<VectorType>(v.getType());
+    SmallVector<Value> zeros(type.getRank(), index(b, loc, 0));
+    return vector::TransferWriteOp::create(
+               b, loc, v, tensor::EmptyOp::create(b, loc, type.getShape(), f),
+               zeros, SmallVector<bool>(type.getRank(), true))
+        .getResult();
+  }
+
   /// K^T of the unit's (batch, kv head) in a scratch tile `keysT` (E x
-  /// the keys of the chunks that are not a single key): blocks of (chunk) x
-  /// (up to lanes head dims) are read from K and transposed in registers
-  /// (lanes x lanes blocks become attn-lower-vectors' shuffle sequences);
-  /// keys past Lk in the last chunk read as 0 (and are masked). A single
-  /// last key's row is `lastKeyRow`.
+  /// the keys of the chunks that are not a single key), a chunk at a time
+  /// (transposedRows); keys past Lk in the last chunk read as 0 (and are
+  /// masked). A single last key's row is `lastKeyRow`.
   void buildKeyRows(OpBuilder &b, Location loc) {
     int64_t cols = 0;
     for (auto [c, chunk] : llvm::enumerate(keyChunks))
@@ -203,27 +237,11 @@ private:
                                      index(b, loc, 0)});
         continue;
       }
-      // The chunk's E rows of K^T as one 2-d write (a chain of a write
-      // per block or row slowed bufferization's analysis quadratically in
-      // its length).
-      Value rowsT =
-          buildFloatConstant(b, loc, VectorType::get({e, width}, f), 0.0);
-      for (int64_t d0 = 0; d0 < e; d0 += lanes) {
-        int64_t dims = std::min(lanes, e - d0);
-        Value block = vector::TransferReadOp::create(
-            b, loc, VectorType::get({width, dims}, f), op.getKey(),
-            ValueRange{bIdx, kvHead, index(b, loc, k0), index(b, loc, d0)},
-            buildFloatConstant(b, loc, f, 0.0),
-            ArrayRef<bool>{k0 + width <= lk, true});
-        Value blockT =
-            vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
-        rowsT = vector::InsertStridedSliceOp::create(b, loc, blockT, rowsT,
-                                                     ArrayRef<int64_t>{d0, 0},
-                                                     ArrayRef<int64_t>{1, 1});
-      }
       keysT = vector::TransferWriteOp::create(
-                  b, loc, rowsT, keysT,
-                  ValueRange{index(b, loc, 0), index(b, loc, k0)},
+                  b, loc,
+                  transposedRows(b, loc, op.getKey(), kvHead, index(b, loc, k0),
+                                 width, k0 + width <= lk),
+                  keysT, ValueRange{index(b, loc, 0), index(b, loc, k0)},
                   ArrayRef<bool>{true, true})
                   .getResult();
     }
@@ -557,27 +575,8 @@ private:
     // Q^T into a scratch tile (qT[d] holds head dim d of the block's rows):
     // as values live across the whole block, E vectors beside the
     // accumulators, LLVM spilled and reloaded them all over the block.
-    // (One 2-d write, as K^T's in buildKeyRows.)
-    Value qRowsT =
-        buildFloatConstant(b, loc, VectorType::get({e, lanes}, f), 0.0);
-    for (int64_t d0 = 0; d0 < e; d0 += lanes) {
-      int64_t dims = std::min(lanes, e - d0);
-      Value block = vector::TransferReadOp::create(
-          b, loc, VectorType::get({lanes, dims}, f), op.getQuery(),
-          ValueRange{bIdx, hIdx, row0, index(b, loc, d0)},
-          buildFloatConstant(b, loc, f, 0.0), ArrayRef<bool>{true, true});
-      Value blockT =
-          vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
-      qRowsT = vector::InsertStridedSliceOp::create(b, loc, blockT, qRowsT,
-                                                    ArrayRef<int64_t>{d0, 0},
-                                                    ArrayRef<int64_t>{1, 1});
-    }
-    Value qT =
-        vector::TransferWriteOp::create(
-            b, loc, qRowsT, tensor::EmptyOp::create(b, loc, {e, lanes}, f),
-            ValueRange{index(b, loc, 0), index(b, loc, 0)},
-            ArrayRef<bool>{true, true})
-            .getResult();
+    Value qT = scratchTile(
+        b, loc, transposedRows(b, loc, op.getQuery(), hIdx, row0, lanes, true));
     // A register tile as a loop over `extent` steps, as a GEMM's: `tile`
     // accumulators over the rows, per step the row `step` of `rowsOf` (an
     // extent x lanes scratch tile) times `tile` broadcasts
@@ -688,19 +687,14 @@ private:
           b, loc, arith::SubFOp::create(b, loc, s, offset)));
     Value l = tree(probs, /*add=*/true);
     auto [seen, inv] = inverseSum(b, loc, l);
-    // P into a scratch tile (P[j] over the rows) for P V's register tiles.
-    // (One 2-d write, as K^T's in buildKeyRows.)
-    auto probsType = VectorType::get({lk, lanes}, f);
-    Value probRows = buildFloatConstant(b, loc, probsType, 0.0);
+    // P into a scratch tile (P[j] over the rows) for P V's register tiles,
+    // one 2-d write (as transposedRows').
+    Value probRows =
+        buildFloatConstant(b, loc, VectorType::get({lk, lanes}, f), 0.0);
     for (auto [j, p] : llvm::enumerate(probs))
       probRows = vector::InsertOp::create(b, loc, p, probRows,
                                           static_cast<int64_t>(j));
-    Value probTile =
-        vector::TransferWriteOp::create(
-            b, loc, probRows, tensor::EmptyOp::create(b, loc, {lk, lanes}, f),
-            ValueRange{index(b, loc, 0), index(b, loc, 0)},
-            ArrayRef<bool>{true, true})
-            .getResult();
+    Value probTile = scratchTile(b, loc, probRows);
     // O^T per chunk of output dims (padded with zero vectors to a square),
     // transposed back into rows.
     for (auto [c0, width] : valueChunks) {
