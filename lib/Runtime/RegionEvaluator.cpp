@@ -20,8 +20,8 @@ enum class Code {
   AddF, SubF, MulF, DivF, RemF, NegF, MaxF, MinF, MaxNumF, MinNumF, CmpF,
   AddI, SubI, MulI, DivSI, RemSI, FloorDivSI, CeilDivSI, MaxSI, MinSI,
   AndI, OrI, XorI, ShlI, ShrSI, CmpI, AbsI,
-  Select, IToF, FToI, Exp, Exp2, Log, Log2, Tanh, AbsF, Sqrt, Rsqrt, Pow,
-  Floor, Ceil, Erf, Sin, Cos, Extract
+  Select, IToF, FToI, Fma, Exp, Exp2, Log, Log2, Tanh, AbsF, Sqrt, Rsqrt,
+  Pow, Floor, Ceil, Erf, Sin, Cos, Extract
 };
 } // namespace
 
@@ -194,6 +194,7 @@ llvm::Expected<std::unique_ptr<RegionEvaluator>> RegionEvaluator::create(
             [&](auto) { in.code = Code::Copy; })
         .Case<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(
             [&](auto) { in.code = Code::Copy; })
+        .Case([&](math::FmaOp) { in.code = Code::Fma; })
         .Case([&](math::ExpOp) { in.code = Code::Exp; })
         .Case([&](math::Exp2Op) { in.code = Code::Exp2; })
         .Case([&](math::LogOp) { in.code = Code::Log; })
@@ -314,6 +315,7 @@ double RegionEvaluator::run(llvm::ArrayRef<double> args) {
     case Code::AddF: fd = fa + fb; break;
     case Code::SubF: fd = fa - fb; break;
     case Code::MulF: fd = fa * fb; break;
+    case Code::Fma: fd = std::fma(fa, fb, f[in.c]); break;
     case Code::DivF: fd = fa / fb; break;
     case Code::RemF: fd = std::fmod(fa, fb); break;
     case Code::NegF: fd = -fa; break;

@@ -4,6 +4,7 @@
 #include "lib/Transforms/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -107,6 +108,18 @@ Value mlir::attn::inlineModRegion(OpBuilder &b, Region &region,
   IRMapping map;
   map.map(block.getArguments(), args);
   for (Operation &inner : block.without_terminator()) {
+    if (auto abs = dyn_cast<math::AbsIOp>(inner)) {
+      // |v| as max(v, 0 - v) (the same for the minimum value: both wrap to
+      // it): MLIR 22 lowers math.absi neither on index nor, once vectorized,
+      // on a vector of more than one dimension.
+      Location loc = abs.getLoc();
+      Value v = map.lookupOrDefault(abs.getOperand());
+      Value zero =
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(v.getType()));
+      Value neg = arith::SubIOp::create(b, loc, zero, v);
+      map.map(abs.getResult(), arith::MaxSIOp::create(b, loc, v, neg));
+      continue;
+    }
     auto x = dyn_cast<tensor::ExtractOp>(inner);
     if (!x) {
       b.clone(inner, map);

@@ -183,8 +183,7 @@ func.func @alibi_region(%q: tensor<1x4x130x64xf32>, %k: tensor<1x4x130x64xf32>, 
   return %o : tensor<1x4x130x64xf32>
 }
 
-// Two-sided ALiBi with |kv_idx - q_idx| (math.absi on i64: Debian's MLIR 22
-// does not lower math.absi on index), no mask.
+// Two-sided ALiBi with |kv_idx - q_idx| (math.absi on i64), no mask.
 // CHECK-LABEL: attn-run: @alibi_region_abs
 // CHECK: CHECK PASSED
 func.func @alibi_region_abs(%q: tensor<1x4x150x64xf32>, %k: tensor<1x4x150x64xf32>, %v: tensor<1x4x150x64xf32>, %slopes: tensor<4xf32>) -> tensor<1x4x150x64xf32> {
@@ -201,6 +200,36 @@ func.func @alibi_region_abs(%q: tensor<1x4x150x64xf32>, %k: tensor<1x4x150x64xf3
       attn.yield %r : f32
     }
   return %o : tensor<1x4x150x64xf32>
+}
+
+// math.absi on index in both regions (every lowering inlines it as
+// max(v, 0 - v): MLIR 22 lowers math.absi neither on index nor on the 2-d
+// vectors the tiled path made of this score_mod, 161 keys, E = 24, Ev = 8),
+// and a score_mod with math.fma, which the oracle evaluates in double.
+// CHECK-LABEL: attn-run: @absi_index_regions
+// CHECK: CHECK PASSED
+func.func @absi_index_regions(%q: tensor<1x2x70x24xf32>, %k: tensor<1x2x161x24xf32>, %v: tensor<1x2x161x8xf32>, %slopes: tensor<2xf32>) -> tensor<1x2x70x8xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x2x70x24xf32>, tensor<1x2x161x24xf32>, tensor<1x2x161x8xf32>) -> tensor<1x2x70x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %slope = tensor.extract %slopes[%h] : tensor<2xf32>
+      %d = arith.subi %j, %i : index
+      %a = math.absi %d : index
+      %a64 = arith.index_cast %a : index to i64
+      %af = arith.sitofp %a64 : i64 to f32
+      %m = arith.negf %slope : f32
+      %r = math.fma %m, %af, %s : f32
+      attn.yield %r : f32
+    }
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %d = arith.subi %j, %i : index
+      %a = math.absi %d : index
+      %c50 = arith.constant 50 : index
+      %near = arith.cmpi sle, %a, %c50 : index
+      attn.yield %near : i1
+    }
+  return %o : tensor<1x2x70x8xf32>
 }
 
 // A clipped relative-position bias (rel_clip 16) written as a score_mod over

@@ -218,6 +218,32 @@ func.func @score_mod(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
 
 // -----
 
+// math.absi in a region is inlined as max(v, 0 - v) (MLIR 22 lowers
+// math.absi neither on index nor on the multi-dimensional vectors the tiled
+// path makes of a region).
+// CHECK-LABEL: func @absi_in_region
+// CHECK: linalg.generic
+// CHECK:   %[[D:.+]] = arith.subi %{{.+}}, %{{.+}} : index
+// CHECK:   %[[N:.+]] = arith.subi %c0{{.*}}, %[[D]] : index
+// CHECK:   %[[A:.+]] = arith.maxsi %[[D]], %[[N]] : index
+// CHECK:   arith.index_cast %[[A]] : index to i64
+// CHECK-NOT: math.absi
+func.func @absi_in_region(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %d = arith.subi %j, %i : index
+      %a = math.absi %d : index
+      %a64 = arith.index_cast %a : index to i64
+      %f = arith.sitofp %a64 : i64 to f32
+      %r = arith.subf %s, %f : f32
+      attn.yield %r : f32
+    }
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
 // A region's read of a captured tensor at an index taken from data
 // (`tbl[ids[j]]`) is clamped into the tensor, so that a bad value reads the
 // nearest element instead of outside the buffer; a constant index inside the
