@@ -468,6 +468,11 @@ Value Lowering::graphAllowed(OpBuilder &b, Value i, Value j) {
   Ix ix{b, loc};
   Value rowPtr = op.getRowPtr(), colIdx = op.getColIdx();
   int64_t nnz = cast<RankedTensorType>(colIdx.getType()).getDimSize(0);
+  // No edges: no key is allowed, and the kernel does not take the empty
+  // col_idx (SPIR-V has no zero-length arrays: the Vulkan kernel failed to
+  // legalize).
+  if (nnz == 0)
+    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
   // The row's entries, clamped into col_idx (attn-run validates the CSR;
   // the kernel never reads out of bounds).
   Value begin = buildIndexCast(
@@ -1184,9 +1189,16 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
   Value srcBuf = denseBuffer(b, loc, op.getAttSrc());
   Value dstBuf = denseBuffer(b, loc, op.getAttDst());
   Value rpBuf = denseBuffer(b, loc, op.getRowPtr());
-  Value ciBuf = denseBuffer(b, loc, op.getColIdx());
-  Value biasBuf = op.getBias() ? denseBuffer(b, loc, op.getBias()) : Value();
   int64_t nnz = cast<RankedTensorType>(op.getColIdx().getType()).getDimSize(0);
+  // No edges: the kernel visits none, and takes a one-element buffer it
+  // never reads for col_idx (SPIR-V has no zero-length arrays: the Vulkan
+  // kernel failed to legalize).
+  auto ciType = cast<RankedTensorType>(op.getColIdx().getType());
+  Value ciBuf =
+      nnz > 0 ? denseBuffer(b, loc, op.getColIdx())
+              : memref::AllocOp::create(
+                    b, loc, MemRefType::get({1}, ciType.getElementType()));
+  Value biasBuf = op.getBias() ? denseBuffer(b, loc, op.getBias()) : Value();
   Value outBuf = memref::AllocOp::create(
       b, loc, MemRefType::get(outType.getShape(), outType.getElementType()));
 
@@ -1267,6 +1279,8 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
         init = {negInf, zero};
         init.append(per, zero);
       }
+      if (nnz == 0)
+        end = begin;
       auto edges = scf::ForOp::create(b, loc, begin, end, ix.c(1), init);
       {
         OpBuilder::InsertionGuard g2(b);

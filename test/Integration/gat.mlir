@@ -28,6 +28,24 @@ func.func @mean_no_self_loops(%x: tensor<17x5xf32>, %w: tensor<12x5xf32>, %as: t
   return %y : tensor<17x3xf32>
 }
 
+// A graph without edges (an empty col_idx): with self loops each node
+// attends to itself only; without, every node gets the bias only.
+// CHECK-LABEL: attn-run: @no_edges_self_loops
+// CHECK: CHECK PASSED
+func.func @no_edges_self_loops(%x: tensor<9x5xf32>, %w: tensor<8x5xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<10xi32>, %ci: tensor<0xi32>, %b: tensor<8xf32>) -> tensor<9x8xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) bias(%b)
+      : (tensor<9x5xf32>, tensor<8x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<10xi32>, tensor<0xi32>, tensor<8xf32>) -> tensor<9x8xf32>
+  return %y : tensor<9x8xf32>
+}
+
+// CHECK-LABEL: attn-run: @no_edges_mean
+// CHECK: CHECK PASSED
+func.func @no_edges_mean(%x: tensor<9x5xf32>, %w: tensor<8x5xf32>, %as: tensor<2x4xf32>, %ad: tensor<2x4xf32>, %rp: tensor<10xi64>, %ci: tensor<0xi64>, %b: tensor<4xf32>) -> tensor<9x4xf32> {
+  %y = attn.gat %x, %w, %as, %ad graph(%rp, %ci) bias(%b) {combine = #attn.heads<mean>, add_self_loops = false}
+      : (tensor<9x5xf32>, tensor<8x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<10xi64>, tensor<0xi64>, tensor<4xf32>) -> tensor<9x4xf32>
+  return %y : tensor<9x4xf32>
+}
+
 // 40 random edges on 6 nodes: many duplicate edges and self loops.
 // CHECK-LABEL: attn-run: @dense_duplicates_i64
 // CHECK: CHECK PASSED

@@ -131,6 +131,17 @@ func.func @graph(%q: tensor<1x2x12x8xf32>, %k: tensor<1x2x15x8xf32>, %v: tensor<
   return %o, %l : tensor<1x2x12x8xf32>, tensor<1x2x12xf32>
 }
 
+// A graph without edges (an empty col_idx): every row fully masked, output 0
+// and lse -inf (SPIR-V has no zero-length arrays: the Vulkan kernel takes
+// no col_idx then, test/GPU/vulkan.test).
+// CHECK-LABEL: attn-run: @graph_no_edges
+// CHECK: CHECK PASSED
+func.func @graph_no_edges(%q: tensor<1x2x12x8xf32>, %k: tensor<1x2x15x8xf32>, %v: tensor<1x2x15x8xf32>, %rp: tensor<13xi32>, %ci: tensor<0xi32>) -> (tensor<1x2x12x8xf32>, tensor<1x2x12xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v graph(%rp, %ci) {mask = #attn.mask<graph>}
+      : (tensor<1x2x12x8xf32>, tensor<1x2x15x8xf32>, tensor<1x2x15x8xf32>, tensor<13xi32>, tensor<0xi32>) -> (tensor<1x2x12x8xf32>, tensor<1x2x12xf32>)
+  return %o, %l : tensor<1x2x12x8xf32>, tensor<1x2x12xf32>
+}
+
 // CHECK-LABEL: attn-run: @graph_gqa_i64
 // CHECK: CHECK PASSED
 func.func @graph_gqa_i64(%q: tensor<2x4x9x4xf32>, %k: tensor<2x2x9x4xf32>, %v: tensor<2x2x9x4xf32>, %rp: tensor<10xi64>, %ci: tensor<40xi64>) -> tensor<2x4x9x4xf32> {
