@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Random attn.sdpa and attn.gat / attn.gatv2 functions, for sweeps against the oracle.
+"""Random attn.sdpa, attn.mha and attn.gat / attn.gatv2 functions, for sweeps against the oracle.
 
 Writes an MLIR module of COUNT public functions drawn from SEED to standard
 output, each of one op with random shapes and features, for
 `attn-run FILE --all --check` to compile, run on seeded inputs and compare
 with the C++ reference (lib/Runtime):
 
-  scripts/random-attn.py --seed S [--count N] [--ops sdpa,gat] [--max-len L]
+  scripts/random-attn.py --seed S [--count N] [--ops sdpa,mha,gat] [--max-len L]
   build/bin/attn-run /tmp/r.mlir --all --check [--pipeline ...]
 
 attn.sdpa: batch 1-2, grouped heads (1-2 KV heads, 1-3 queries each), Lq and
@@ -18,7 +18,9 @@ head), rel_bias, rel_key, ALiBi, a scale, lse; and FlexAttention-style
 regions: a mask_mod made of random integer expressions of (b, h, q_idx,
 kv_idx) (comparisons joined by and / or, document ids read from a captured
 tensor) and a score_mod (soft-capping, a position bias, a captured per-head
-slope). attn.gat / attn.gatv2: 1-300 nodes, in and out features, heads,
+slope). attn.mha: the same options around PyTorch-packed projections
+(self- or cross-attention, grouped KV heads, optional biases; a small
+explicit scale, see below). attn.gat / attn.gatv2: 1-300 nodes, in and out features, heads,
 concat or mean, self loops, negative slope, bias, edge attributes, a
 bipartite target, alpha.
 
@@ -138,7 +140,9 @@ def score_mod(r, slopes):
             "\n".join(rg.lines) + "\n      attn.yield %s : f32\n    }" % out)
 
 
-def sdpa(r, index, max_len):
+def attention(r, index, max_len, mha):
+    """An attn.sdpa function, or with `mha` an attn.mha one (PyTorch-packed
+    projections around the same attention options)."""
     batch = r.choice([1, 2])
     kv_heads = r.choice([1, 2])
     heads = kv_heads * r.choice([1, 2, 3])
@@ -148,11 +152,17 @@ def sdpa(r, index, max_len):
     lq = r.choice([r.randint(1, max_len), lk, r.randint(1, 40), r.choice([64, 128])])
     lq = min(lq, max_len)
     e = r.choice([1, 4, 8, 16, 20, 24, 32, 40, 48, 64, 72, 96, 128])
-    ev = r.choice([e, e, 4, 8, 12, 16, 24, 32, 48, 64])
+    ev = e if mha else r.choice([e, e, 4, 8, 12, 16, 24, 32, 48, 64])
+    if mha:
+        e = ev = r.choice([2, 4, 8, 12, 16, 24, 32, 64])
     dt = r.choice(["f32"] * 4 + ["bf16", "f16"])
     mask = r.choice(["dense", "dense", "causal", "causal_tl", "local",
                      "causal_local", "dilated", "graph", "graph"])
     attrs = []
+    if mha:
+        attrs.append("num_heads = %d : i64" % heads)
+        if kv_heads != heads or r.random() < 0.3:
+            attrs.append("num_kv_heads = %d : i64" % kv_heads)
     if mask == "causal":
         attrs.append("mask = #attn.mask<causal>")
     elif mask == "causal_tl":
@@ -171,7 +181,7 @@ def sdpa(r, index, max_len):
                   "dilation = %d : i64" % r.randint(1, 3)]
     elif mask == "graph":
         attrs.append("mask = #attn.mask<graph>")
-    lse = r.random() < 0.4
+    lse = r.random() < 0.4 and not mha
     kv_lengths = r.random() < 0.3
     bias = r.random() < 0.2
     rel_bias = r.random() < 0.15
@@ -179,7 +189,14 @@ def sdpa(r, index, max_len):
     alibi = r.random() < 0.15
     with_mask_mod = r.random() < 0.25
     with_score_mod = r.random() < 0.2
-    if r.random() < 0.2:
+    if mha:
+        # The projections of uniform inputs and weights make logits of
+        # hundreds at 1/sqrt(hd), where f32 scores are off the double-precision
+        # oracle by more than attn-run's tolerance (test/Integration/
+        # sdpa-large-logits.mlir checks that regime with its own): a small
+        # explicit scale keeps them near ten.
+        attrs.append("scale = %s : f64" % r.choice(["0.01", "0.02", "0.04"]))
+    elif r.random() < 0.2:
         attrs.append("scale = %s : f64" % r.choice(["0.05", "0.3", "1.0", "2.0"]))
     clip = r.randint(1, 20)
     if rel_bias or rel_key:
@@ -188,36 +205,64 @@ def sdpa(r, index, max_len):
     def t(shape, elem=dt):
         return "tensor<%sx%s>" % ("x".join(str(d) for d in shape), elem)
 
-    q, k, v = t([batch, heads, lq, e]), t([batch, kv_heads, lk, e]), t([batch, kv_heads, lk, ev])
-    out = t([batch, heads, lq, ev])
-    args = ["%%q: %s" % q, "%%k: %s" % k, "%%v: %s" % v]
-    types = [q, k, v]
-    operands = "%q, %k, %v"
+    args, types = [], []
 
     def add(name, keyword, type_):
-        nonlocal operands
         args.append("%%%s: %s" % (name, type_))
         types.append(type_)
-        if keyword:
-            operands += " %s(%%%s)" % (keyword, name)
+        return " %s(%%%s)" % (keyword, name) if keyword else ""
 
+    if mha:
+        d = heads * e
+        operands = "%x, "
+        add("x", None, t([batch, lq, d]))
+        if r.random() < 0.5 and lq == lk:
+            operands += "%x, %x"
+            types += [t([batch, lq, d])] * 2
+        else:
+            add("kv", None, t([batch, lk, d]))
+            operands += "%kv, %kv"
+            types.append(t([batch, lk, d]))
+        rows = d + 2 * kv_heads * e
+        operands += " in_proj(%w_in"
+        add("w_in", None, t([rows, d]))
+        if r.random() < 0.6:
+            operands += ", %b_in"
+            add("b_in", None, t([rows]))
+        operands += ") out_proj(%w_out"
+        add("w_out", None, t([d, d]))
+        if r.random() < 0.6:
+            operands += ", %b_out"
+            add("b_out", None, t([d]))
+        operands += ")"
+        results = [t([batch, lq, d])]
+    else:
+        operands = "%q, %k, %v"
+        add("q", None, t([batch, heads, lq, e]))
+        add("k", None, t([batch, kv_heads, lk, e]))
+        add("v", None, t([batch, kv_heads, lk, ev]))
+        results = [t([batch, heads, lq, ev])]
+        if lse:
+            results.append(t([batch, heads, lq]))
     if kv_lengths:
-        add("len", "kv_lengths", "tensor<%dxi32>" % batch)
+        operands += add("len", "kv_lengths", "tensor<%dxi32>" % batch)
     if bias:
-        add("bias", "bias", t([r.choice([1, batch]), r.choice([1, heads]), lq, lk]))
+        operands += add("bias", "bias", t([r.choice([1, batch]), r.choice([1, heads]), lq, lk]))
     if rel_bias:
-        add("rb", "rel_bias", t([heads, 2 * clip + 1]))
+        operands += add("rb", "rel_bias", t([heads, 2 * clip + 1]))
     if rel_key:
-        add("rk", "rel_key", t([2 * clip + 1, e]))
+        operands += add("rk", "rel_key", t([2 * clip + 1, e]))
     if alibi:
-        add("slopes", "alibi", t([heads]))
+        operands += add("slopes", "alibi", t([heads]))
     if mask == "graph":
         nnz = r.choice([r.randint(0, lq * lk // 10 + 1), r.randint(0, lq * lk // 2 + 1),
                         r.randint(lq, 3 * lq)])
         it = r.choice(["i32", "i64"])
-        args += ["%%rp: tensor<%dx%s>" % (lq + 1, it), "%%ci: tensor<%dx%s>" % (nnz, it)]
-        types += ["tensor<%dx%s>" % (lq + 1, it), "tensor<%dx%s>" % (nnz, it)]
+        add("rp", None, "tensor<%dx%s>" % (lq + 1, it))
+        add("ci", None, "tensor<%dx%s>" % (nnz, it))
         operands += " graph(%rp, %ci)"
+    # Captured tensors are read by the regions, not operands of the op.
+    op_types = list(types)
     regions = []
     doc_lengths.clear()
     doc = []
@@ -233,15 +278,16 @@ def sdpa(r, index, max_len):
             args.append("%%w: tensor<%dxf32>" % heads)
             slopes = ("%w", heads)
         regions.insert(0, score_mod(r, slopes))
-    results = [out] + (["tensor<%dx%dx%dx%s>" % (batch, heads, lq, dt)] if lse else [])
-    names = "%o, %l" if lse else "%o"
+    names = "%o, %l" if len(results) == 2 else "%o"
     attr = (" {%s}" % ", ".join(attrs)) if attrs else ""
-    body = "  %s = attn.sdpa %s%s\n      : (%s) -> (%s)\n" % (
-        names, operands, attr, ", ".join(types), ", ".join(results))
+    body = "  %s = attn.%s %s%s\n      : (%s) -> (%s)\n" % (
+        names, "mha" if mha else "sdpa", operands, attr, ", ".join(op_types),
+        ", ".join(results))
     if regions:
         body += "\n".join(regions) + "\n"
-    return "func.func @sdpa%d(%s) -> (%s) {\n%s  return %s : %s\n}\n" % (
-        index, ", ".join(args), ", ".join(results), body, names, ", ".join(results))
+    return "func.func @%s%d(%s) -> (%s) {\n%s  return %s : %s\n}\n" % (
+        "mha" if mha else "sdpa", index, ", ".join(args), ", ".join(results),
+        body, names, ", ".join(results))
 
 
 def gat(r, index):
@@ -310,20 +356,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--count", type=int, default=20)
-    ap.add_argument("--ops", default="sdpa,gat",
-                    help="comma-separated: sdpa, gat (drawn 3:1 when both)")
+    ap.add_argument("--ops", default="sdpa,mha,gat",
+                    help="comma-separated: sdpa, mha, gat (drawn 4:1:1 when all)")
     ap.add_argument("--max-len", type=int, default=320,
-                    help="longest Lq and Lk of attn.sdpa (at least 1)")
+                    help="longest Lq and Lk of attn.sdpa and attn.mha (at least 1)")
     a = ap.parse_args()
     ops = a.ops.split(",")
-    if not ops or any(o not in ("sdpa", "gat") for o in ops) or a.max_len < 1 or a.count < 1:
-        ap.error("--ops takes sdpa and/or gat, --max-len and --count at least 1")
+    weights = {"sdpa": 4, "mha": 1, "gat": 1}
+    if not ops or any(o not in weights for o in ops) or a.max_len < 1 or a.count < 1:
+        ap.error("--ops takes sdpa, mha and / or gat, --max-len and --count at least 1")
     r = random.Random(a.seed)
     print("// scripts/random-attn.py --seed %d --count %d --ops %s --max-len %d" % (
         a.seed, a.count, a.ops, a.max_len))
+    pool = [o for o in ops for _ in range(weights[o])]
     for i in range(a.count):
-        kind = r.choice(["sdpa", "sdpa", "sdpa", "gat"]) if len(ops) == 2 else ops[0]
-        print(sdpa(r, i, a.max_len) if kind == "sdpa" else gat(r, i))
+        kind = r.choice(pool)
+        print(gat(r, i) if kind == "gat" else attention(r, i, a.max_len, kind == "mha"))
 
 
 if __name__ == "__main__":
