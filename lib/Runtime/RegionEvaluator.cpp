@@ -352,7 +352,9 @@ double RegionEvaluator::run(llvm::ArrayRef<double> args) {
       }
       id = compareI(in.predicate, ia, ib, static_cast<unsigned>(in.ic));
       break;
-    case Code::AbsI: setI(ia < 0 ? -ia : ia); break;
+    // Negated as unsigned: the minimum value stays itself (as math.absi
+    // and the compiled max(v, 0 - v)), without signed overflow.
+    case Code::AbsI: setI(ia < 0 ? int64_t(0 - uint64_t(ia)) : ia); break;
     case Code::Select:
       if (isFloat[in.dst]) fd = ia ? f[in.b] : f[in.c];
       else setI(ia ? i[in.b] : i[in.c]);

@@ -1189,11 +1189,12 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
   Value srcBuf = denseBuffer(b, loc, op.getAttSrc());
   Value dstBuf = denseBuffer(b, loc, op.getAttDst());
   Value rpBuf = denseBuffer(b, loc, op.getRowPtr());
-  int64_t nnz = cast<RankedTensorType>(op.getColIdx().getType()).getDimSize(0);
-  // No edges: the kernel visits none, and takes a one-element buffer it
-  // never reads for col_idx (SPIR-V has no zero-length arrays: the Vulkan
-  // kernel failed to legalize).
   auto ciType = cast<RankedTensorType>(op.getColIdx().getType());
+  int64_t nnz = ciType.getDimSize(0);
+  // No edges: the kernel visits none (the CSR clamps below leave every row
+  // empty), and takes a one-element buffer it never reads for col_idx
+  // (SPIR-V has no zero-length arrays: the Vulkan kernel failed to
+  // legalize).
   Value ciBuf =
       nnz > 0 ? denseBuffer(b, loc, op.getColIdx())
               : memref::AllocOp::create(
@@ -1279,8 +1280,6 @@ LogicalResult lowerGat(GatOp op, int64_t subgroupSize, int64_t rows) {
         init = {negInf, zero};
         init.append(per, zero);
       }
-      if (nnz == 0)
-        end = begin;
       auto edges = scf::ForOp::create(b, loc, begin, end, ix.c(1), init);
       {
         OpBuilder::InsertionGuard g2(b);
