@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -147,7 +148,8 @@ struct Interpreter {
       return;
     // Sums, differences and products of narrow integers wrap where the
     // intervals (computed on index) would not: unknown.
-    if (isa<AddIOp, SubIOp, MulIOp>(op) && bitsOf(result.getType()) < 64)
+    if (isa<AddIOp, SubIOp, MulIOp, math::AbsIOp>(op) &&
+        bitsOf(result.getType()) < 64)
       return;
     auto in = [&](unsigned k) { return interval(op.getOperand(k)); };
     llvm::TypeSwitch<Operation *>(&op)
@@ -218,6 +220,19 @@ struct Interpreter {
           if (x.known() && y.known())
             ints[result] = {maxOf(x.lo, y.lo), maxOf(x.hi, y.hi),
                             x.single && y.single};
+        })
+        .Case([&](math::AbsIOp) {
+          // |x| over [lo, hi]: from max(lo, -hi, 0) (0 when the interval
+          // spans it) to max(-lo, hi). A symmetric window |q_idx - kv_idx|
+          // <= w then skips the key tiles beyond it.
+          Interval x = in(0);
+          if (!x.known())
+            return;
+          Value zero = index(0);
+          Value negLo = SubIOp::create(b, loc, zero, x.lo);
+          Value negHi = SubIOp::create(b, loc, zero, x.hi);
+          ints[result] = {maxOf(maxOf(x.lo, negHi), zero), maxOf(negLo, x.hi),
+                          x.single};
         })
         .Case([&](CmpIOp c) {
           bools[result] = compare(c.getPredicate(), in(0), in(1));

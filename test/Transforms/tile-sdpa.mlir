@@ -267,6 +267,48 @@ func.func @causal_region(%q: tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32> {
 
 // -----
 
+// A symmetric window as a region, |kv_idx - q_idx| <= 2 with math.absi: the
+// distance's interval over a tile, [k0 - q0 - 3, k0 + 3 - q0], has the
+// absolute value [max(lo, -hi, 0), max(-lo, hi)], so key tiles more than
+// two keys from every row are skipped; the region is inlined with |d| as
+// max(d, 0 - d).
+
+// CHECK-LABEL: func @abs_window_region
+// CHECK:   %[[Q0:.+]] = arith.muli %{{.+}}, %c4
+// CHECK:   scf.for %[[KT:.+]] = %c0 to %c4 step %c1
+// CHECK:     %[[K0:.+]] = arith.muli %[[KT]], %c4
+// CHECK:     %[[LO:.+]] = arith.subi %[[K0]], %{{.+}} : index
+// CHECK:     %[[HI:.+]] = arith.subi %{{.+}}, %[[Q0]] : index
+// CHECK:     %[[NLO:.+]] = arith.subi %c0, %[[LO]] : index
+// CHECK:     %[[NHI:.+]] = arith.subi %c0, %[[HI]] : index
+// CHECK:     %[[M:.+]] = arith.maxsi %[[LO]], %[[NHI]] : index
+// CHECK:     %[[ALO:.+]] = arith.maxsi %[[M]], %c0 : index
+// CHECK:     %[[AHI:.+]] = arith.maxsi %[[NLO]], %[[HI]] : index
+// CHECK-DAG: %[[ISFULL:.+]] = arith.cmpi sle, %[[AHI]], %c2 : index
+// CHECK-DAG: %[[ISEMPTY:.+]] = arith.cmpi sgt, %[[ALO]], %c2 : index
+// CHECK:     scf.if %[[ISEMPTY]]
+// CHECK:     } else {
+// CHECK:       scf.if %[[ISFULL]]
+// CHECK:       linalg.generic
+// CHECK-NOT:     math.absi
+// CHECK:         arith.maxsi
+// CHECK:         arith.cmpi sle, %{{.+}}, %c2 : index
+func.func @abs_window_region(%q: tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32> {
+  %o = attn.sdpa %q, %q, %q
+      : (tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>, tensor<1x1x16x4xf32>) -> tensor<1x1x16x4xf32>
+    mask_mod {
+    ^bb0(%b: index, %h: index, %i: index, %j: index):
+      %d = arith.subi %j, %i : index
+      %a = math.absi %d : index
+      %c2 = arith.constant 2 : index
+      %near = arith.cmpi sle, %a, %c2 : index
+      attn.yield %near : i1
+    }
+  return %o : tensor<1x1x16x4xf32>
+}
+
+// -----
+
 // A mask_mod reading a tensor it builds itself from its indices: the tile
 // analysis leaves it unknown (it never reads a region value from outside
 // the region); the op tiles, verifies, and every tile applies the region.
