@@ -207,6 +207,18 @@ private:
     }
     return rowsT;
   }
+  /// `rows` (1-d vectors of one length) as the rows of one 2-d vector, for
+  /// a single 2-d write (see transposedRows).
+  Value stackRows(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
+    auto rowType = cast<VectorType>(rows.front().getType());
+    Value stacked = buildFloatConstant(
+        b, loc,
+        VectorType::get({int64_t(rows.size()), rowType.getDimSize(0)}, f), 0.0);
+    for (auto [r, row] : llvm::enumerate(rows))
+      stacked = vector::InsertOp::create(b, loc, row, stacked,
+                                         static_cast<int64_t>(r));
+    return stacked;
+  }
   /// A scratch tile holding `v` (a tensor of its shape, written whole).
   Value scratchTile(OpBuilder &b, Location loc, Value v) {
     auto type = cast<VectorType>(v.getType());
@@ -687,14 +699,8 @@ private:
           b, loc, arith::SubFOp::create(b, loc, s, offset)));
     Value l = tree(probs, /*add=*/true);
     auto [seen, inv] = inverseSum(b, loc, l);
-    // P into a scratch tile (P[j] over the rows) for P V's register tiles,
-    // one 2-d write (as transposedRows').
-    Value probRows =
-        buildFloatConstant(b, loc, VectorType::get({lk, lanes}, f), 0.0);
-    for (auto [j, p] : llvm::enumerate(probs))
-      probRows = vector::InsertOp::create(b, loc, p, probRows,
-                                          static_cast<int64_t>(j));
-    Value probTile = scratchTile(b, loc, probRows);
+    // P into a scratch tile (P[j] over the rows) for P V's register tiles.
+    Value probTile = scratchTile(b, loc, stackRows(b, loc, probs));
     // O^T per chunk of output dims (padded with zero vectors to a square),
     // transposed back into rows.
     for (auto [c0, width] : valueChunks) {
@@ -710,21 +716,16 @@ private:
       for (int64_t c = 0; c < width; ++c)
         square[c] = arith::MulFOp::create(b, loc, acc[c], inv);
       SmallVector<Value> rows = transposeSquare(b, loc, square);
-      // The chunk's rows as one 2-d write (see P's tile).
-      Value chunk =
-          buildFloatConstant(b, loc, VectorType::get({lanes, width}, f), 0.0);
-      for (int64_t r = 0; r < lanes; ++r) {
-        Value row = rows[r];
-        if (width < lanes)
+      if (width < lanes)
+        for (Value &row : rows)
           row = vector::ExtractStridedSliceOp::create(
               b, loc, row, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{width},
               ArrayRef<int64_t>{1});
-        chunk = vector::InsertOp::create(b, loc, row, chunk, r);
-      }
+      // The chunk's rows as one 2-d write.
       outTile =
-          vector::TransferWriteOp::create(b, loc, chunk, outTile,
-                                          ValueRange{first, index(b, loc, c0)},
-                                          ArrayRef<bool>{true, true})
+          vector::TransferWriteOp::create(
+              b, loc, stackRows(b, loc, rows), outTile,
+              ValueRange{first, index(b, loc, c0)}, ArrayRef<bool>{true, true})
               .getResult();
     }
     if (lseTile) {
