@@ -69,9 +69,7 @@ def int_expr(r, rg, depth, doc):
     if op == "doc":
         # A document id of q_idx or kv_idx (the captured tensor is Lq or Lk
         # long: read it at the index it was made for).
-        name, idx = r.choice(doc)
-        d = rg.emit("tensor.extract %s[%s]" % (name, idx),
-                    "tensor<%dxi32>" % doc_lengths[name])
+        d = doc_read(rg, r.choice(doc))
         return rg.emit("arith.index_cast %s" % d, "i32 to index")
     a = int_expr(r, rg, depth - 1, doc)
     if op in ("muli", "floordivsi", "remsi"):
@@ -81,9 +79,11 @@ def int_expr(r, rg, depth, doc):
     return rg.emit("arith.%s %s, %s" % (op, a, b), "index")
 
 
-# The captured document-id tensors of the function being drawn: name ->
-# length (Lq for q_idx's, Lk for kv_idx's).
-doc_lengths = {}
+def doc_read(rg, doc):
+    """The i32 id a captured document-id tensor holds at the index it was
+    made for: `doc` is (name, index argument, length)."""
+    name, idx, length = doc
+    return rg.emit("tensor.extract %s[%s]" % (name, idx), "tensor<%dxi32>" % length)
 
 
 def bool_expr(r, rg, depth, doc):
@@ -103,9 +103,7 @@ def mask_mod(r, doc):
     rg = Region()
     if doc and r.random() < 0.5:
         # Documents: the same id at q_idx and kv_idx.
-        (qn, qi), (kn, ki) = doc
-        a = rg.emit("tensor.extract %s[%s]" % (qn, qi), "tensor<%dxi32>" % doc_lengths[qn])
-        b = rg.emit("tensor.extract %s[%s]" % (kn, ki), "tensor<%dxi32>" % doc_lengths[kn])
+        a, b = doc_read(rg, doc[0]), doc_read(rg, doc[1])
         c = rg.emit("arith.cmpi eq, %s, %s" % (a, b), "i32")
         if r.random() < 0.5:
             c = rg.emit("arith.andi %s, %s" % (c, bool_expr(r, rg, 1, doc)), "i1")
@@ -271,13 +269,11 @@ def attention(r, index, max_len, mha):
     # Captured tensors are read by the regions, not operands of the op.
     op_types = list(types)
     regions = []
-    doc_lengths.clear()
     doc = []
     if with_mask_mod:
         if r.random() < 0.5:
             args += ["%%qdoc: tensor<%dxi32>" % lq, "%%kdoc: tensor<%dxi32>" % lk]
-            doc_lengths.update({"%qdoc": lq, "%kdoc": lk})
-            doc = [("%qdoc", "%i"), ("%kdoc", "%j")]
+            doc = [("%qdoc", "%i", lq), ("%kdoc", "%j", lk)]
         regions.append(mask_mod(r, doc))
     if with_score_mod:
         slopes = None
